@@ -1,0 +1,318 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is the whole configuration file. Every key is documented here; the
+// README's configuration reference is checked against these yaml tags by a
+// test, so the two cannot drift.
+type Config struct {
+	API     API     `yaml:"api"`
+	Redis   Redis   `yaml:"redis"`
+	Store   Store   `yaml:"store"`
+	HTTP    HTTP    `yaml:"http"`
+	Publish Publish `yaml:"publish"`
+	Admin   Admin   `yaml:"admin"`
+	Log     Log     `yaml:"log"`
+	// Defaults apply to every feed that does not set the same key itself.
+	Defaults FeedSettings `yaml:"defaults"`
+	Feeds    []Feed       `yaml:"feeds"`
+
+	// File is the path the configuration was loaded from (not a YAML key).
+	File string `yaml:"-"`
+	// lines maps a field path such as "feeds[3].url" to its line in File.
+	lines map[string]int
+}
+
+// API says how to reach the Audience and Content Service.
+type API struct {
+	// BaseURL is the service root (paths start with /v3 below it). The
+	// special value "embedded" starts the local sandbox in-process.
+	BaseURL string `yaml:"base_url"`
+	// TokenURL is the OAuth 2.0 token endpoint (client credentials grant).
+	TokenURL string `yaml:"token_url"`
+	ClientID string `yaml:"client_id"`
+	// ClientSecret or ClientSecretFile (a path whose content, trimmed, is the
+	// secret). Never logged.
+	ClientSecret     string   `yaml:"client_secret"`
+	ClientSecretFile string   `yaml:"client_secret_file"`
+	Scopes           []string `yaml:"scopes"`
+	// Token is a static bearer token, an alternative to client credentials.
+	Token     string `yaml:"token"`
+	TokenFile string `yaml:"token_file"`
+	// RateLimit is the most requests per second sent to the API (0: no limit).
+	RateLimit float64 `yaml:"rate_limit"`
+	// RateBurst is the burst allowed above RateLimit (default 1).
+	RateBurst int `yaml:"rate_burst"`
+	// Timeout bounds one API request (default 30s).
+	Timeout Duration `yaml:"timeout"`
+	// TemplatePath is the path pattern of the template endpoints, with
+	// {type} standing for the data type (default "/v3/{type}/template").
+	TemplatePath string `yaml:"template_path"`
+}
+
+// Redis is the shared dedupe store. An empty URL selects the embedded store.
+type Redis struct {
+	URL string `yaml:"url"`
+	// Prefix is put in front of every key, so several deployments can share
+	// one Redis (default "feedworker:").
+	Prefix string `yaml:"prefix"`
+}
+
+// Store configures the embedded store used when redis.url is empty.
+type Store struct {
+	// Path of the embedded database file (default "feedworker.db").
+	Path string `yaml:"path"`
+	// Retention is how long an item that left its feed is remembered
+	// (default 90d). Items still present in their feed are never forgotten.
+	Retention Duration `yaml:"retention"`
+}
+
+// HTTP configures how feeds are fetched.
+type HTTP struct {
+	UserAgent      string   `yaml:"user_agent"`
+	ConnectTimeout Duration `yaml:"connect_timeout"` // default 10s
+	Timeout        Duration `yaml:"timeout"`         // whole fetch, default 60s
+	MaxBodySize    ByteSize `yaml:"max_body_size"`   // default 10MiB
+	MaxRedirects   int      `yaml:"max_redirects"`   // default 10
+	// Proxy is an http(s) proxy URL; empty means the environment's
+	// HTTP_PROXY/HTTPS_PROXY/NO_PROXY.
+	Proxy string `yaml:"proxy"`
+	// MaxConcurrency bounds fetches in flight overall (default 32) and
+	// PerHostConcurrency per host (default 4).
+	MaxConcurrency     int `yaml:"max_concurrency"`
+	PerHostConcurrency int `yaml:"per_host_concurrency"`
+	// MinInterval and MaxInterval are the floor and ceiling of any feed's
+	// poll interval (defaults 1m and 24h); MaxBackoff caps failure backoff
+	// (default 6h).
+	MinInterval Duration `yaml:"min_interval"`
+	MaxInterval Duration `yaml:"max_interval"`
+	MaxBackoff  Duration `yaml:"max_backoff"`
+}
+
+// Publish configures delivery to the API.
+type Publish struct {
+	// Workers is how many items are sent to the API at once (default 4).
+	Workers int `yaml:"workers"`
+	// MaxBackoff caps the retry backoff of one item (default 1h). Items are
+	// retried until they succeed or fail permanently (dead letters).
+	MaxBackoff Duration `yaml:"max_backoff"`
+	// ClaimTTL is how long one worker may hold an item it is sending
+	// (default 5m); LeaseTTL how long a worker owns a feed without renewing
+	// (default 1m).
+	ClaimTTL Duration `yaml:"claim_ttl"`
+	LeaseTTL Duration `yaml:"lease_ttl"`
+	// ShutdownGrace is how long in-flight sends may finish after a stop
+	// signal (default 30s).
+	ShutdownGrace Duration `yaml:"shutdown_grace"`
+}
+
+// Admin is the HTTP endpoint for /metrics, /healthz, /readyz and the status page.
+type Admin struct {
+	// Listen is the address (default "127.0.0.1:9090"; empty string disables).
+	Listen string `yaml:"listen"`
+	// Pprof exposes net/http/pprof under /debug/pprof/ (default false).
+	Pprof bool `yaml:"pprof"`
+}
+
+// Log configures log/slog output.
+type Log struct {
+	Level  string `yaml:"level"`  // debug, info (default), warn, error
+	Format string `yaml:"format"` // text (default) or json
+}
+
+// Feed is one polled feed: an id, a URL and settings that override Defaults.
+type Feed struct {
+	// ID names the feed in metrics, logs and external ids. Changing it makes
+	// every item of the feed new, so keep it stable.
+	ID           string `yaml:"id"`
+	URL          string `yaml:"url"`
+	FeedSettings `yaml:",inline"`
+}
+
+// FeedSettings are the settings a feed can set or inherit from defaults.
+// Pointers tell "not set" from a zero value.
+type FeedSettings struct {
+	Enabled  *bool     `yaml:"enabled"`  // default true
+	Interval *Duration `yaml:"interval"` // default 15m
+	// InitialItems is how many newest items are published the first time a
+	// feed is seen (default 10; 0 publishes none). The rest are recorded as seen.
+	InitialItems *int `yaml:"initial_items"`
+	// RecreateDeleted: when an update answers 404 (deleted on the service),
+	// post the item again instead of recording it as removed (default false).
+	RecreateDeleted *bool `yaml:"recreate_deleted"`
+	Mapping         `yaml:",inline"`
+}
+
+// Mapping says how a feed's items become content. See package transform.
+type Mapping struct {
+	// Type is the content type: story (default), link, event or need.
+	Type string `yaml:"type"`
+	// TypeRules pick the type per item; the first rule whose expression is
+	// true wins, else Type applies.
+	TypeRules []TypeRule `yaml:"type_rules"`
+
+	AuthorID   *int64    `yaml:"author_id"`
+	PriorityID *int64    `yaml:"priority_id"`
+	// PriorityFor sets priority_until_date_utc to the publish date plus this.
+	PriorityFor        *Duration `yaml:"priority_for"`
+	StatusID           *int64    `yaml:"status_id"`
+	Private            *bool     `yaml:"private"`
+	Segments           []int64   `yaml:"segments"`
+	ExclusiveToSegment *bool     `yaml:"exclusive_to_segment"`
+	AvailableInPartner *bool     `yaml:"available_in_partner"`
+	EnableComments     *bool     `yaml:"enable_comments"`
+	EnableLinkTracking *bool     `yaml:"enable_link_tracking"`
+	Evergreen          *bool     `yaml:"evergreen"`
+	MoreButtonText     *string   `yaml:"more_button_text"`
+	// ExpireAfter sets expiration_date_utc to the publish date plus this.
+	ExpireAfter *Duration `yaml:"expire_after"`
+
+	// Categories are static category names; CategoryIDs static ids.
+	Categories  []string `yaml:"categories"`
+	CategoryIDs []int64  `yaml:"category_ids"`
+	// CategoryMap maps an item's own category (source name, compared
+	// case-insensitively) to a category name of the service.
+	CategoryMap map[string]string `yaml:"category_map"`
+	// PassUnmappedCategories passes the item's categories that CategoryMap
+	// does not name through unchanged (default false: dropped).
+	PassUnmappedCategories *bool `yaml:"pass_unmapped_categories"`
+	// CreateCategories allows POST /v3/category for names the service does
+	// not have yet (default false: unknown names are reported and dropped).
+	CreateCategories *bool          `yaml:"create_categories"`
+	CategoryRules    []CategoryRule `yaml:"category_rules"`
+
+	// Include keeps only items matching it; Exclude drops items matching it.
+	Include *Filter `yaml:"include"`
+	Exclude *Filter `yaml:"exclude"`
+	// MaxAge drops items published longer ago than this.
+	MaxAge       *Duration `yaml:"max_age"`
+	RequireImage *bool     `yaml:"require_image"`
+
+	TitleMax   *int `yaml:"title_max"`   // default 250 characters
+	SummaryMax *int `yaml:"summary_max"` // default 500 characters
+	// FetchOGImage fetches the article page for og:image when the item has
+	// no image (default false).
+	FetchOGImage *bool `yaml:"fetch_og_image"`
+
+	Event *EventFields `yaml:"event"`
+	Need  *NeedFields  `yaml:"need"`
+}
+
+// TypeRule picks a content type for items matching an expression.
+type TypeRule struct {
+	When string `yaml:"when"`
+	Type string `yaml:"type"`
+}
+
+// CategoryRule adds categories to items matching an expression.
+type CategoryRule struct {
+	When       string   `yaml:"when"`
+	Categories []string `yaml:"categories"`
+}
+
+// Filter matches items by keyword (case-insensitive substring) or regular
+// expression, on the fields named (default title, summary and body).
+type Filter struct {
+	Keywords []string `yaml:"keywords"`
+	Patterns []string `yaml:"patterns"`
+	Fields   []string `yaml:"fields"`
+}
+
+// EventFields name the feed extension paths that hold event data, such as
+// "ev:startdate" or "xCal:dtstart". The ev: and xCal: namespaces are read
+// without configuration; these override or add to them.
+type EventFields struct {
+	Start           string `yaml:"start"`
+	End             string `yaml:"end"`
+	Location        string `yaml:"location"`
+	StreetAddress   string `yaml:"street_address"`
+	City            string `yaml:"city"`
+	PostalCode      string `yaml:"postal_code"`
+	Region          string `yaml:"region"`
+	Country         string `yaml:"country"`
+	AllDay          string `yaml:"all_day"`
+	RegistrationURL string `yaml:"registration_url"`
+	// TimeZone is an extension path; TimeZoneID a fixed event_time_zone id.
+	TimeZone   string `yaml:"time_zone"`
+	TimeZoneID *int64 `yaml:"time_zone_id"`
+}
+
+// NeedFields name the extension paths that hold a Need's data.
+type NeedFields struct {
+	Quantity        string `yaml:"quantity"`
+	ByDate          string `yaml:"by_date"`
+	DefaultQuantity *int   `yaml:"default_quantity"`
+}
+
+// Duration is a time.Duration written as Go does ("90s", "15m", "1h30m")
+// or with a day or week suffix ("90d", "2w").
+type Duration time.Duration
+
+// D returns d as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// UnmarshalText parses the forms described on Duration.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalText writes d in Go's form.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// ParseDuration parses Go durations plus whole-number "d" and "w" suffixes.
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	for suffix, unit := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
+		if n, ok := strings.CutSuffix(s, suffix); ok {
+			v, err := strconv.ParseFloat(n, 64)
+			if err != nil || v < 0 {
+				return 0, fmt.Errorf("invalid duration %q: want a number before %q", s, suffix)
+			}
+			return time.Duration(v * float64(unit)), nil
+		}
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("invalid duration %q: use forms such as 90s, 15m, 2h, 7d", s)
+	}
+	if v < 0 {
+		return 0, fmt.Errorf("invalid duration %q: must not be negative", s)
+	}
+	return v, nil
+}
+
+// ByteSize is a size in bytes written as a number or with a unit
+// ("512KiB", "10MiB", "1GB").
+type ByteSize int64
+
+// UnmarshalText parses the forms described on ByteSize.
+func (b *ByteSize) UnmarshalText(t []byte) error {
+	s := strings.TrimSpace(string(t))
+	units := []struct {
+		suffix string
+		mul    int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
+	mul := int64(1)
+	for _, u := range units {
+		if n, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mul = strings.TrimSpace(n), u.mul
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return fmt.Errorf("invalid size %q: use forms such as 1048576, 512KiB, 10MiB", string(t))
+	}
+	*b = ByteSize(n * mul)
+	return nil
+}
