@@ -1,17 +1,13 @@
 # The README's two commands are `make quickstart` and `make test`.
 GO ?= go
 
-.PHONY: test quickstart vet fmt-check build
+.PHONY: test quickstart build
 
-test: fmt-check vet
-	$(GO) test -race -count=1 ./...
+test:
+	bash scripts/test.sh
 
-fmt-check:
-	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
-	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
-
-vet:
-	$(GO) vet ./...
+quickstart:
+	$(GO) run ./cmd/feedworker run --config examples/quickstart.yaml
 
 build:
-	$(GO) build -o bin/feedworker ./cmd/feedworker
+	$(GO) build -trimpath -o bin/feedworker ./cmd/feedworker
