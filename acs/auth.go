@@ -1,0 +1,278 @@
+package acs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+)
+
+// DefaultTokenPath is where the service's token endpoint is taken to live,
+// relative to the base URL. The spec does not show the token endpoint
+// ({auth_url}); this is the wire convention the sandbox implements.
+const DefaultTokenPath = "/oauth/token"
+
+// TokenURL returns baseURL + [DefaultTokenPath].
+func TokenURL(baseURL string) string {
+	return strings.TrimSuffix(baseURL, "/") + DefaultTokenPath
+}
+
+// ClientCredentials obtains access tokens with the OAuth 2.0 client
+// credentials grant (golang.org/x/oauth2/clientcredentials). Its transport
+// reuses a token until it expires, and when a request made with a reused
+// token is answered 401, fetches a new token and sends the request once
+// more. Formatting a ClientCredentials with fmt never shows the secret.
+type ClientCredentials struct {
+	TokenURL     string
+	ClientID     string
+	ClientSecret string
+	Scopes       []string
+	// AuthStyle says how the credentials reach the token endpoint; the
+	// zero value tries HTTP Basic, then form fields, and remembers which
+	// worked.
+	AuthStyle oauth2.AuthStyle
+}
+
+// String describes the credentials without the secret.
+func (cc ClientCredentials) String() string {
+	return fmt.Sprintf("acs.ClientCredentials{TokenURL: %q, ClientID: %q, ClientSecret: redacted, Scopes: %q}", cc.TokenURL, cc.ClientID, cc.Scopes)
+}
+
+// GoString is String, so %#v does not print the secret either.
+func (cc ClientCredentials) GoString() string { return cc.String() }
+
+// Transport returns a RoundTripper that authenticates every request with a
+// token from the token endpoint. base (nil: http.DefaultTransport) carries
+// both the token requests and the API requests; wrap the result in further
+// transports (instrumentation) as needed.
+func (cc ClientCredentials) Transport(base http.RoundTripper) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	conf := &clientcredentials.Config{
+		ClientID:     cc.ClientID,
+		ClientSecret: cc.ClientSecret,
+		TokenURL:     cc.TokenURL,
+		Scopes:       append([]string(nil), cc.Scopes...),
+		AuthStyle:    cc.AuthStyle,
+	}
+	tokenClient := &http.Client{Transport: base}
+	return &tokenTransport{
+		base: base,
+		sem:  make(chan struct{}, 1),
+		fetch: func(ctx context.Context) (*oauth2.Token, error) {
+			if conf.TokenURL == "" {
+				return nil, &tokenError{err: errors.New("empty token url")}
+			}
+			// The fetch runs under the context of the request that needed
+			// the token, through base rather than http.DefaultClient.
+			tok, err := conf.Token(context.WithValue(ctx, oauth2.HTTPClient, tokenClient))
+			if err != nil {
+				return nil, newTokenError(err)
+			}
+			return tok, nil
+		},
+	}
+}
+
+// HTTPClient returns an http.Client using [ClientCredentials.Transport].
+func (cc ClientCredentials) HTTPClient(base http.RoundTripper) *http.Client {
+	return &http.Client{Transport: cc.Transport(base)}
+}
+
+// StaticToken is a bearer token obtained elsewhere. It is sent as is and
+// never refreshed. Formatting it with fmt never shows it.
+type StaticToken string
+
+// String hides the token.
+func (StaticToken) String() string { return "acs.StaticToken(redacted)" }
+
+// GoString hides the token.
+func (StaticToken) GoString() string { return "acs.StaticToken(redacted)" }
+
+// Transport returns a RoundTripper that sends the token on every request
+// through base (nil: http.DefaultTransport).
+func (t StaticToken) Transport(base http.RoundTripper) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return &staticTransport{base: base, header: "Bearer " + string(t)}
+}
+
+// HTTPClient returns an http.Client using [StaticToken.Transport].
+func (t StaticToken) HTTPClient(base http.RoundTripper) *http.Client {
+	return &http.Client{Transport: t.Transport(base)}
+}
+
+type staticTransport struct {
+	base   http.RoundTripper
+	header string
+}
+
+// RoundTrip sends a copy of req carrying the token.
+func (t *staticTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	// A RoundTripper must not modify the caller's request.
+	r := req.Clone(req.Context())
+	r.Header.Set("Authorization", t.header)
+	return t.base.RoundTrip(r)
+}
+
+// tokenTransport caches one token, shares it between concurrent requests
+// and, unlike oauth2.Transport, can drop it when the server refuses it.
+type tokenTransport struct {
+	base  http.RoundTripper
+	fetch func(context.Context) (*oauth2.Token, error)
+
+	// sem lets one goroutine fetch at a time; a channel rather than a
+	// mutex so that waiting for it honours the request's context.
+	sem chan struct{}
+
+	mu  sync.Mutex
+	tok *oauth2.Token
+}
+
+func (t *tokenTransport) cached() *oauth2.Token {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.tok.Valid() { // Valid treats a token expiring within 10s as expired
+		return t.tok
+	}
+	return nil
+}
+
+// token returns a valid token; fresh is true when this call fetched it.
+func (t *tokenTransport) token(ctx context.Context) (tok *oauth2.Token, fresh bool, err error) {
+	if tok := t.cached(); tok != nil {
+		return tok, false, nil
+	}
+	select {
+	case t.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	}
+	defer func() { <-t.sem }()
+	if tok := t.cached(); tok != nil { // fetched while we waited
+		return tok, false, nil
+	}
+	tok, err = t.fetch(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	t.mu.Lock()
+	t.tok = tok
+	t.mu.Unlock()
+	return tok, true, nil
+}
+
+// invalidate drops old unless another request has already replaced it.
+func (t *tokenTransport) invalidate(old *oauth2.Token) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.tok == old {
+		t.tok = nil
+	}
+}
+
+// RoundTrip sends req with the cached token, refreshing it once on a 401
+// to a request sent with a reused token.
+func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	tok, fresh, err := t.token(ctx)
+	if err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	resp, err := t.base.RoundTrip(authorized(req, req.Body, tok))
+	if err != nil || resp.StatusCode != http.StatusUnauthorized || fresh {
+		// A 401 on a token fetched for this very request is the server's
+		// answer, not staleness: refreshing again would loop.
+		return resp, err
+	}
+	body := req.Body
+	if req.Body != nil && req.Body != http.NoBody {
+		if req.GetBody == nil {
+			return resp, nil // cannot replay the body; the 401 stands
+		}
+		if body, err = req.GetBody(); err != nil {
+			return resp, nil
+		}
+	}
+	_, _ = io.CopyN(io.Discard, resp.Body, maxErrorBody)
+	resp.Body.Close()
+
+	t.invalidate(tok)
+	tok, _, err = t.token(ctx)
+	if err != nil {
+		if body != nil {
+			body.Close()
+		}
+		return nil, err
+	}
+	return t.base.RoundTrip(authorized(req, body, tok))
+}
+
+// authorized clones req with body and tok's Authorization header.
+func authorized(req *http.Request, body io.ReadCloser, tok *oauth2.Token) *http.Request {
+	r := req.Clone(req.Context())
+	r.Body = body
+	tok.SetAuthHeader(r)
+	return r
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
+
+// tokenError is a failed token fetch. It never holds the token endpoint's
+// response body, which oauth2.RetrieveError would print.
+type tokenError struct {
+	status int    // the token endpoint's status; 0 when it did not answer
+	code   string // the OAuth error code, such as invalid_client
+	desc   string
+	err    error // the transport failure, when status is 0
+}
+
+func newTokenError(err error) error {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) {
+		te := &tokenError{code: re.ErrorCode, desc: re.ErrorDescription}
+		if re.Response != nil {
+			te.status = re.Response.StatusCode
+		}
+		return te
+	}
+	return &tokenError{err: err}
+}
+
+func (e *tokenError) Error() string {
+	if e.status == 0 {
+		if e.err == nil {
+			return "acs: fetch token: failed"
+		}
+		return "acs: fetch token: " + e.err.Error()
+	}
+	msg := fmt.Sprintf("acs: fetch token: status %d", e.status)
+	if e.code != "" {
+		msg += ": " + e.code
+	}
+	if e.desc != "" {
+		msg += ": " + e.desc
+	}
+	return msg
+}
+
+func (e *tokenError) Unwrap() error { return e.err }
+
+// Is matches ErrUnauthorized when the token endpoint refused the request:
+// with client credentials that means the credentials are wrong.
+func (e *tokenError) Is(target error) bool {
+	return target == ErrUnauthorized && e.status >= 400 && e.status < 500
+}

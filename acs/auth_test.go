@@ -1,0 +1,388 @@
+package acs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"golang.org/x/oauth2"
+)
+
+const (
+	testClientID     = "worker"
+	testClientSecret = "s3cr3t-VALUE"
+)
+
+// authServer is one httptest server with a token endpoint and an API that
+// accepts only the tokens it considers current.
+type authServer struct {
+	srv       *httptest.Server
+	expiresIn int
+
+	fetches atomic.Int32
+	mu      sync.Mutex
+	valid   map[string]bool
+	apiReqs []seen
+	// tokenStatus, when not 200, makes the token endpoint fail.
+	tokenStatus int
+	tokenBody   string
+	// rejectAll makes the API answer 401 to every token.
+	rejectAll bool
+	// failFirst makes the first token fetches answer 503.
+	failFirst int32
+}
+
+func newAuthServer(t *testing.T, expiresIn int) *authServer {
+	t.Helper()
+	a := &authServer{expiresIn: expiresIn, valid: map[string]bool{}, tokenStatus: http.StatusOK}
+	a.srv = httptest.NewServer(http.HandlerFunc(a.serve(t)))
+	t.Cleanup(a.srv.Close)
+	return a
+}
+
+func (a *authServer) serve(t *testing.T) func(w http.ResponseWriter, r *http.Request) {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == DefaultTokenPath {
+			n := a.fetches.Add(1)
+			id, secret, ok := r.BasicAuth()
+			if r.Method != http.MethodPost || !ok || id != testClientID || secret != testClientSecret {
+				t.Errorf("token request: %s, basic auth %q/%q/%v", r.Method, id, secret, ok)
+			}
+			if err := r.ParseForm(); err != nil {
+				t.Errorf("token form: %v", err)
+			}
+			if got := r.PostForm.Get("grant_type"); got != "client_credentials" {
+				t.Errorf("grant_type = %q", got)
+			}
+			if got := r.PostForm.Get("scope"); got != "content audience" {
+				t.Errorf("scope = %q, want %q", got, "content audience")
+			}
+			a.mu.Lock()
+			status, body := a.tokenStatus, a.tokenBody
+			if n <= a.failFirst {
+				status, body = http.StatusServiceUnavailable, `{"error":"temporarily_unavailable"}`
+			}
+			a.mu.Unlock()
+			if status != http.StatusOK {
+				reply(w, status, body)
+				return
+			}
+			tok := fmt.Sprintf("tok-%d", n)
+			a.mu.Lock()
+			a.valid[tok] = true
+			a.mu.Unlock()
+			reply(w, 200, fmt.Sprintf(`{"access_token":%q,"token_type":"Bearer","expires_in":%d}`, tok, a.expiresIn))
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			t.Errorf("read body: %v", err)
+		}
+		a.mu.Lock()
+		a.apiReqs = append(a.apiReqs, seen{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: string(body)})
+		ok := a.valid[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")] && !a.rejectAll
+		a.mu.Unlock()
+		if !ok {
+			reply(w, http.StatusUnauthorized, `{"error":{"status":401,"message":"invalid token"}}`)
+			return
+		}
+		reply(w, 200, `{"data":{"id":1}}`)
+	}
+}
+
+func (a *authServer) revokeAll() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	clear(a.valid)
+}
+
+func (a *authServer) api() []seen {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]seen(nil), a.apiReqs...)
+}
+
+func (a *authServer) client(t *testing.T, opts ...Option) *Client {
+	t.Helper()
+	creds := ClientCredentials{
+		TokenURL:     TokenURL(a.srv.URL),
+		ClientID:     testClientID,
+		ClientSecret: testClientSecret,
+		Scopes:       []string{"content", "audience"},
+		AuthStyle:    oauth2.AuthStyleInHeader,
+	}
+	opts = append([]Option{WithRetryPolicy(fastRetry())}, opts...)
+	c, err := NewClient(a.srv.URL, creds.HTTPClient(nil), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestTokenFetchAndReuse(t *testing.T) {
+	t.Parallel()
+	a := newAuthServer(t, 3600)
+	c := a.client(t)
+	ctx := context.Background()
+	for range 3 {
+		if _, _, err := c.Categories.Get(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := a.fetches.Load(); n != 1 {
+		t.Errorf("token fetched %d times, want 1", n)
+	}
+	for i, r := range a.api() {
+		if got := r.Header.Get("Authorization"); got != "Bearer tok-1" {
+			t.Errorf("request %d Authorization = %q, want Bearer tok-1", i, got)
+		}
+	}
+}
+
+// TestTokenConcurrentReuse: concurrent first requests share one fetch.
+func TestTokenConcurrentReuse(t *testing.T) {
+	t.Parallel()
+	a := newAuthServer(t, 3600)
+	c := a.client(t)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if _, _, err := c.Categories.Get(context.Background(), 1); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := a.fetches.Load(); n != 1 {
+		t.Errorf("token fetched %d times, want 1", n)
+	}
+}
+
+// TestTokenExpiry: an expired token is not reused. oauth2 counts a token
+// expiring within 10s as expired, so expires_in 1 expires at once.
+func TestTokenExpiry(t *testing.T) {
+	t.Parallel()
+	a := newAuthServer(t, 1)
+	c := a.client(t)
+	for range 2 {
+		if _, _, err := c.Categories.Get(context.Background(), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := a.fetches.Load(); n != 2 {
+		t.Errorf("token fetched %d times, want 2", n)
+	}
+}
+
+// TestTokenRefreshOn401: a 401 on a cached token refreshes it once and
+// replays the request, body included.
+func TestTokenRefreshOn401(t *testing.T) {
+	t.Parallel()
+	a := newAuthServer(t, 3600)
+	c := a.client(t)
+	ctx := context.Background()
+	if _, _, err := c.Categories.Get(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	a.revokeAll() // the server forgets tok-1 before it expires
+	if _, _, err := c.Categories.Create(ctx, &CategoryCreate{Description: "News"}); err != nil {
+		t.Fatalf("create after revocation: %v", err)
+	}
+	if n := a.fetches.Load(); n != 2 {
+		t.Errorf("token fetched %d times, want 2", n)
+	}
+	reqs := a.api()
+	if len(reqs) != 3 {
+		t.Fatalf("API saw %d requests, want 3", len(reqs))
+	}
+	first, replay := reqs[1], reqs[2]
+	if first.Header.Get("Authorization") != "Bearer tok-1" || replay.Header.Get("Authorization") != "Bearer tok-2" {
+		t.Errorf("tokens = %q then %q, want tok-1 then tok-2", first.Header.Get("Authorization"), replay.Header.Get("Authorization"))
+	}
+	want := env(`{"description":"News"}`)
+	if first.Body != want || replay.Body != want {
+		t.Errorf("bodies = %q then %q, want %q twice", first.Body, replay.Body, want)
+	}
+}
+
+// TestToken401OnFreshToken: a 401 with a token fetched for the request is
+// final; and a cached token is refreshed once only, never in a loop.
+func TestToken401OnFreshToken(t *testing.T) {
+	t.Parallel()
+	a := newAuthServer(t, 3600)
+	c := a.client(t)
+	ctx := context.Background()
+	a.mu.Lock()
+	a.rejectAll = true
+	a.mu.Unlock()
+
+	_, _, err := c.Categories.Get(ctx, 1)
+	if !errors.Is(err, ErrUnauthorized) {
+		t.Fatalf("err = %v, want ErrUnauthorized", err)
+	}
+	if n, api := a.fetches.Load(), len(a.api()); n != 1 || api != 1 {
+		t.Errorf("fresh token: %d fetches, %d API requests; want 1 and 1", n, api)
+	}
+	_, _, err = c.Categories.Get(ctx, 1)
+	if !errors.Is(err, ErrUnauthorized) {
+		t.Fatalf("err = %v, want ErrUnauthorized", err)
+	}
+	if n, api := a.fetches.Load(), len(a.api()); n != 2 || api != 3 {
+		t.Errorf("cached token: %d fetches, %d API requests; want 2 and 3", n, api)
+	}
+}
+
+// TestTokenEndpointRefuses: bad credentials are ErrUnauthorized, are not
+// retried, and the error shows neither the secret nor the endpoint's body.
+func TestTokenEndpointRefuses(t *testing.T) {
+	t.Parallel()
+	a := newAuthServer(t, 3600)
+	a.mu.Lock()
+	a.tokenStatus = http.StatusUnauthorized
+	a.tokenBody = `{"error":"invalid_client","error_description":"bad secret","echo":"` + testClientSecret + `"}`
+	a.mu.Unlock()
+	c := a.client(t)
+	_, _, err := c.Categories.Get(context.Background(), 1)
+	if !errors.Is(err, ErrUnauthorized) {
+		t.Fatalf("err = %v, want ErrUnauthorized", err)
+	}
+	if !strings.Contains(err.Error(), "invalid_client") {
+		t.Errorf("err = %q, want it to name the OAuth error", err)
+	}
+	if strings.Contains(err.Error(), testClientSecret) || strings.Contains(err.Error(), "echo") {
+		t.Errorf("err = %q leaks the token endpoint's body", err)
+	}
+	if n := a.fetches.Load(); n != 1 {
+		t.Errorf("token fetched %d times, want 1 (no retry on refused credentials)", n)
+	}
+	if len(a.api()) != 0 {
+		t.Errorf("API saw a request without a token")
+	}
+}
+
+// TestSecretsNeverShown: tokens and secrets stay out of errors, hook
+// reports and formatted values.
+func TestSecretsNeverShown(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var reports []string
+	hook := func(_ context.Context, info RequestInfo) {
+		mu.Lock()
+		defer mu.Unlock()
+		reports = append(reports, fmt.Sprintf("%+v %#v", info, info))
+	}
+	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		switch n {
+		case 0:
+			reply(w, 401, `{"error":"unauthorized"}`)
+		case 1:
+			reply(w, 403, `<html>forbidden</html>`)
+		default:
+			// Cut the connection mid-answer: a transport error.
+			hj, _ := w.(http.Hijacker)
+			conn, _, _ := hj.Hijack()
+			conn.Close()
+		}
+	})
+	c := newTestClient(t, rec, WithHook(hook), WithRetryPolicy(RetryPolicy{MaxAttempts: 1}))
+	var errs []error
+	for range 3 {
+		_, _, err := c.Content.Get(context.Background(), 1)
+		errs = append(errs, err)
+	}
+	cc := ClientCredentials{TokenURL: "http://x", ClientID: "id", ClientSecret: testClientSecret}
+	shown := []string{
+		fmt.Sprint(StaticToken(testToken)), fmt.Sprintf("%#v", StaticToken(testToken)), fmt.Sprintf("%+v", StaticToken(testToken)),
+		fmt.Sprint(cc), fmt.Sprintf("%#v", cc), fmt.Sprintf("%+v", cc), fmt.Sprintf("%v", &cc),
+	}
+	for _, err := range errs {
+		if err == nil {
+			t.Fatal("want an error from every request")
+		}
+		shown = append(shown, err.Error(), fmt.Sprintf("%+v", err))
+	}
+	mu.Lock()
+	shown = append(shown, reports...)
+	mu.Unlock()
+	for _, s := range shown {
+		if strings.Contains(s, testToken) || strings.Contains(s, testClientSecret) {
+			t.Errorf("secret shown in %q", s)
+		}
+	}
+}
+
+// TestStaticToken: the header is set on a copy; the caller's request is
+// untouched.
+func TestStaticToken(t *testing.T) {
+	t.Parallel()
+	var got string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Get("Authorization")
+	}))
+	defer srv.Close()
+	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+	resp, err := StaticToken("abc").Transport(nil).RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got != "Bearer abc" {
+		t.Errorf("Authorization = %q, want Bearer abc", got)
+	}
+	if req.Header.Get("Authorization") != "" {
+		t.Error("the caller's request was modified")
+	}
+}
+
+// TestPostRetriedWhenTokenFetchFails: without a token nothing was sent, so
+// even a POST is retried.
+func TestPostRetriedWhenTokenFetchFails(t *testing.T) {
+	t.Parallel()
+	a := newAuthServer(t, 3600)
+	a.mu.Lock()
+	a.failFirst = 1
+	a.mu.Unlock()
+	c := a.client(t)
+	if _, _, err := c.Categories.Create(context.Background(), &CategoryCreate{Description: "News"}); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	if n, api := a.fetches.Load(), len(a.api()); n != 2 || api != 1 {
+		t.Errorf("%d token fetches, %d API requests; want 2 and 1", n, api)
+	}
+}
+
+// TestToken401BodyNotReplayable: without GetBody the request cannot be sent
+// again, so the 401 is handed back rather than a request without its body.
+func TestToken401BodyNotReplayable(t *testing.T) {
+	t.Parallel()
+	a := newAuthServer(t, 3600)
+	creds := ClientCredentials{TokenURL: TokenURL(a.srv.URL), ClientID: testClientID, ClientSecret: testClientSecret,
+		Scopes: []string{"content", "audience"}, AuthStyle: oauth2.AuthStyleInHeader}
+	hc := creds.HTTPClient(nil)
+	get, _ := http.NewRequest(http.MethodGet, a.srv.URL+"/v3/category/1", nil)
+	resp, err := hc.Do(get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	a.revokeAll()
+	post, _ := http.NewRequest(http.MethodPost, a.srv.URL+"/v3/category", io.NopCloser(strings.NewReader(`{}`)))
+	resp, err = hc.Do(post)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("status = %d, want the 401", resp.StatusCode)
+	}
+	if n, api := a.fetches.Load(), len(a.api()); n != 1 || api != 2 {
+		t.Errorf("%d token fetches, %d API requests; want 1 and 2", n, api)
+	}
+}

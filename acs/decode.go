@@ -1,0 +1,94 @@
+package acs
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+)
+
+// pageMeta is the paging data a list answer may carry next to its data.
+type pageMeta struct {
+	Page     int
+	PageSize int
+	Total    int
+}
+
+// decode reads a 2xx body into v, a pointer to a struct or to a slice. The
+// spec does not show response shapes, so it accepts every shape the wire
+// conventions name, whatever the endpoint:
+//
+//   - a bare object or a bare array;
+//   - {"data": object-or-array, ...}, with optional page, page_size, total;
+//   - the request envelope {"template": {"version": "3.0", "data": [...]}}.
+//
+// Unknown fields are ignored. An object where a list is expected is a list
+// of one; an array where one object is expected must hold at most one. A
+// bare object that itself has a top-level "data" or "template" key would be
+// taken as wrapped; no resource of the spec has such a field.
+//
+// found is false when the body holds nothing (empty, null, empty data).
+func decode(body []byte, v any) (found bool, meta pageMeta, err error) {
+	payload := bytes.TrimSpace(body)
+	if len(payload) == 0 {
+		return false, meta, nil
+	}
+	if payload[0] == '{' {
+		var top map[string]json.RawMessage
+		if err := json.Unmarshal(payload, &top); err != nil {
+			return false, meta, fmt.Errorf("decode response: %w", err)
+		}
+		if t, ok := top["template"]; ok {
+			var env struct {
+				Data json.RawMessage `json:"data"`
+			}
+			if err := json.Unmarshal(t, &env); err != nil {
+				return false, meta, fmt.Errorf("decode response envelope: %w", err)
+			}
+			payload = env.Data
+		} else if d, ok := top["data"]; ok {
+			payload = d
+			// Paging data is informative only, so an odd type is ignored
+			// rather than failing a good answer.
+			_ = json.Unmarshal(top["page"], &meta.Page)
+			_ = json.Unmarshal(top["page_size"], &meta.PageSize)
+			_ = json.Unmarshal(top["total"], &meta.Total)
+		}
+		payload = bytes.TrimSpace(payload)
+	}
+	if len(payload) == 0 || string(payload) == "null" {
+		return false, meta, nil
+	}
+
+	rv := reflect.ValueOf(v).Elem()
+	wantList := rv.Kind() == reflect.Slice
+	switch {
+	case wantList && payload[0] == '{':
+		elem := reflect.New(rv.Type().Elem())
+		if err := json.Unmarshal(payload, elem.Interface()); err != nil {
+			return false, meta, fmt.Errorf("decode response: %w", err)
+		}
+		rv.Set(reflect.Append(rv, elem.Elem()))
+		return true, meta, nil
+	case !wantList && payload[0] == '[':
+		var items []json.RawMessage
+		if err := json.Unmarshal(payload, &items); err != nil {
+			return false, meta, fmt.Errorf("decode response: %w", err)
+		}
+		switch len(items) {
+		case 0:
+			return false, meta, nil
+		case 1:
+			payload = items[0]
+		default:
+			return false, meta, fmt.Errorf("decode response: want one object, got an array of %d", len(items))
+		}
+	}
+	if err := json.Unmarshal(payload, v); err != nil {
+		return false, meta, fmt.Errorf("decode response: %w", err)
+	}
+	if wantList && rv.Len() == 0 {
+		return false, meta, nil
+	}
+	return true, meta, nil
+}

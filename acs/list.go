@@ -1,0 +1,93 @@
+package acs
+
+import (
+	"context"
+	"iter"
+	"net/url"
+	"strconv"
+)
+
+// Paging defaults the service applies when a list request leaves them out
+// (spec 4.1 and 8).
+const (
+	DefaultPage     = 1
+	DefaultPageSize = 100
+)
+
+// ListOptions are the common list parameters (spec 4.1). Zero values are not
+// sent, so the service's defaults apply: page 1, 100 entries. The spec gives
+// no maximum page size; the sandbox refuses more than 500, and the client
+// does not cap it.
+type ListOptions struct {
+	Page     int
+	PageSize int
+	Filter   Filter
+}
+
+// query encodes the options; url.Values.Encode percent-encodes the
+// filters_json text as the spec's "URL-encoded string".
+func (o *ListOptions) query() (url.Values, error) {
+	q := url.Values{}
+	if o == nil {
+		return q, nil
+	}
+	if o.Page < 0 {
+		return nil, invalid("page", "%d is negative", o.Page)
+	}
+	if o.PageSize < 0 {
+		return nil, invalid("page_size", "%d is negative", o.PageSize)
+	}
+	if o.Page > 0 {
+		q.Set("page", strconv.Itoa(o.Page))
+	}
+	if o.PageSize > 0 {
+		q.Set("page_size", strconv.Itoa(o.PageSize))
+	}
+	if !o.Filter.IsZero() {
+		b, err := o.Filter.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		q.Set("filters_json", string(b))
+	}
+	return q, nil
+}
+
+// all walks every page from opts.Page (default 1) by calling list, and
+// stops after a short or empty page, or at the first error, which it
+// yields. A page is short when it holds fewer entries than the page size
+// the answer reported, else than the one requested, else than 100.
+func all[T any](ctx context.Context, opts *ListOptions, list func(context.Context, *ListOptions) ([]*T, *Response, error)) iter.Seq2[*T, error] {
+	return func(yield func(*T, error) bool) {
+		var o ListOptions
+		if opts != nil {
+			o = *opts
+		}
+		if o.Page < 1 {
+			o.Page = DefaultPage
+		}
+		for {
+			items, resp, err := list(ctx, &o)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for _, it := range items {
+				if !yield(it, nil) {
+					return
+				}
+			}
+			size := o.PageSize
+			if resp != nil && resp.PageSize > 0 {
+				size = resp.PageSize
+			}
+			if size <= 0 {
+				size = DefaultPageSize
+			}
+			if len(items) < size {
+				return
+			}
+			o.Page++
+		}
+	}
+}
