@@ -1,0 +1,169 @@
+package feeds
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+)
+
+// ErrGone is returned for an HTTP 410: the publisher says the feed will never
+// come back, so the poller stops polling it until its configuration changes.
+var ErrGone = errors.New("feed is gone (http 410)")
+
+// ErrTooLarge is returned when the body, on the wire or decompressed, is larger
+// than the configured maximum body size.
+var ErrTooLarge = errors.New("feed body exceeds the maximum size")
+
+// ErrTooManyRedirects is returned when a fetch is redirected more often than
+// the configured maximum.
+var ErrTooManyRedirects = errors.New("too many redirects")
+
+// ErrRedirectLoop is returned when a redirect leads back to a URL already
+// visited during the same fetch.
+var ErrRedirectLoop = errors.New("redirect loop")
+
+// StatusError is a non-2xx answer that is neither 304, 410 nor rate limiting.
+type StatusError struct {
+	StatusCode int
+	// Status is the status line text, such as "500 Internal Server Error".
+	Status string
+}
+
+func (e *StatusError) Error() string {
+	if e.Status != "" {
+		return "http status " + e.Status
+	}
+	return fmt.Sprintf("http status %d", e.StatusCode)
+}
+
+// RetryAfterError is a 429, or a 503 that carries Retry-After: the server asked
+// us to come back later. RetryAfter is zero when the header was absent or
+// unreadable, in which case the normal failure backoff applies.
+type RetryAfterError struct {
+	StatusCode int
+	RetryAfter time.Duration
+}
+
+func (e *RetryAfterError) Error() string {
+	if e.RetryAfter > 0 {
+		return fmt.Sprintf("http status %d: retry after %s", e.StatusCode, e.RetryAfter)
+	}
+	return fmt.Sprintf("http status %d: rate limited", e.StatusCode)
+}
+
+// ParseError is a body that was fetched in full but is not a feed gofeed can
+// read (HTML, a truncated document, an unknown root element...).
+type ParseError struct {
+	Err error
+}
+
+func (e *ParseError) Error() string { return "parse feed: " + e.Err.Error() }
+
+// Unwrap returns the parser's own error.
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// HandlerError wraps an error returned by the Handler (loading validators or
+// handing the items over). It is classed error_store: the fetch itself worked.
+type HandlerError struct {
+	Err error
+}
+
+func (e *HandlerError) Error() string { return "handler: " + e.Err.Error() }
+
+// Unwrap returns the handler's error.
+func (e *HandlerError) Unwrap() error { return e.Err }
+
+// Result classes: the values of the result label of the poll metrics. The set
+// is closed so the label cardinality stays bounded.
+const (
+	ClassOK          = "ok"
+	ClassNotModified = "not_modified"
+	ClassGone        = "gone"
+	ClassRateLimited = "rate_limited"
+	ClassHTTP        = "error_http"
+	ClassTimeout     = "error_timeout"
+	ClassNetwork     = "error_network"
+	ClassParse       = "error_parse"
+	ClassTooLarge    = "error_too_large"
+	ClassStore       = "error_store"
+)
+
+// Class maps an error returned by Fetch, Parse or the poller to one of the
+// bounded result classes above. A nil error is ClassOK (the caller knows
+// whether the result was a 304 and uses ClassNotModified then). Anything not
+// recognised is a network problem: DNS, refused connections, TLS, resets,
+// corrupt transfer encodings and unreadable files all end up there.
+func Class(err error) string {
+	var (
+		retry   *RetryAfterError
+		status  *StatusError
+		parse   *ParseError
+		handler *HandlerError
+		netErr  net.Error
+	)
+	switch {
+	case err == nil:
+		return ClassOK
+	case errors.As(err, &handler):
+		return ClassStore
+	case errors.Is(err, ErrGone):
+		return ClassGone
+	case errors.As(err, &retry):
+		return ClassRateLimited
+	case errors.Is(err, ErrTooLarge):
+		return ClassTooLarge
+	case errors.As(err, &parse):
+		return ClassParse
+	case errors.As(err, &status), errors.Is(err, ErrTooManyRedirects), errors.Is(err, ErrRedirectLoop):
+		return ClassHTTP
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled),
+		errors.Is(err, os.ErrDeadlineExceeded):
+		return ClassTimeout
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return ClassTimeout
+	default:
+		return ClassNetwork
+	}
+}
+
+// sensitiveQueryKeys are query parameters whose values are credentials often
+// put in feed URLs by private feed services; they never appear in errors/logs.
+var sensitiveQueryKeys = []string{"token", "key", "secret", "password", "passwd", "pass", "auth", "sig", "signature", "session", "sid", "code"}
+
+// RedactURL returns raw without userinfo and with the values of credential-like
+// query parameters (token, key, secret, sig...) replaced by "redacted", so a
+// URL can be put in an error, a log line or the status page.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		// An unparseable URL may still hold a password; show only its scheme.
+		if i := strings.Index(raw, "://"); i > 0 && !strings.ContainsAny(raw[:i], "/?#@") {
+			return raw[:i] + "://(unparseable)"
+		}
+		return "(unparseable url)"
+	}
+	u.User = nil
+	if u.RawQuery != "" {
+		q := u.Query()
+		changed := false
+		for k := range q {
+			lk := strings.ToLower(k)
+			for _, s := range sensitiveQueryKeys {
+				if strings.Contains(lk, s) {
+					q[k] = []string{"redacted"}
+					changed = true
+					break
+				}
+			}
+		}
+		if changed {
+			u.RawQuery = q.Encode()
+		}
+	}
+	return u.String()
+}
