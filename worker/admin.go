@@ -32,6 +32,8 @@ type Admin struct {
 	Status   func(ctx context.Context) (*Status, error)
 	Pprof    bool
 	Logger   *slog.Logger
+	// Extra mounts more handlers by path prefix (the embedded sandbox).
+	Extra map[string]http.Handler
 }
 
 // Handler returns the admin mux.
@@ -45,6 +47,9 @@ func (a *Admin) Handler() http.Handler {
 	mux.HandleFunc("GET /readyz", a.readyz)
 	mux.HandleFunc("GET /status.json", a.statusJSON)
 	mux.HandleFunc("GET /{$}", a.statusPage)
+	for prefix, h := range a.Extra {
+		mux.Handle(prefix, h)
+	}
 	if a.Pprof {
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)

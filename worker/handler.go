@@ -1,0 +1,175 @@
+package worker
+
+import (
+	"time"
+
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/feedworker/feedworker/config"
+	"github.com/feedworker/feedworker/dedupe"
+	"github.com/feedworker/feedworker/feeds"
+	"github.com/feedworker/feedworker/publish"
+	"github.com/feedworker/feedworker/transform"
+)
+
+// ogConcurrency bounds the article pages fetched at once for og:image.
+const ogConcurrency = 4
+
+// Validators implements feeds.Handler: the stored conditional-GET state.
+func (w *Worker) Validators(ctx context.Context, feedID string) (feeds.Validators, error) {
+	v, err := w.pub.Validators(ctx, feedID)
+	if err != nil {
+		return feeds.Validators{}, err
+	}
+	return feeds.Validators{ETag: v.ETag, LastModified: v.LastModified}, nil
+}
+
+// Handle implements feeds.Handler: it maps every item of a fetched
+// document and hands the payloads, with the new validators, to the
+// publisher's durable outbox. Only when that succeeded may the poller use
+// the new validators, so a failure here never skips an item.
+func (w *Worker) Handle(ctx context.Context, feed config.Feed, res *feeds.Result) error {
+	payloads, err := w.mapFeed(ctx, feed, res)
+	if err != nil {
+		return err
+	}
+	v := dedupe.Validators{ETag: res.Validators.ETag, LastModified: res.Validators.LastModified}
+	counts, err := w.pub.Accept(ctx, feed.ID, payloads, v, w.feedOptions(feed))
+	if err != nil {
+		return fmt.Errorf("feed %s: hand items to the outbox: %w", feed.ID, err)
+	}
+	w.log.Debug("feed handled", "feed", feed.ID, "items", len(payloads), "new", counts.New,
+		"updated", counts.Updated, "duplicate", counts.Duplicate, "seen", counts.Seen)
+	return nil
+}
+
+// mapFeed maps a fetched document, counts what was filtered or failed, and
+// fills og:images where the mapping asks for them.
+func (w *Worker) mapFeed(ctx context.Context, feed config.Feed, res *feeds.Result) ([]transform.Payload, error) {
+	m := w.mapping(feed.ID)
+	if m == nil {
+		return nil, fmt.Errorf("feed %s: no mapping (config reloaded during the poll?)", feed.ID)
+	}
+	results := m.Map(res.Feed, w.now())
+	var (
+		filtered, failed int
+		warned           = map[string]bool{}
+		needOG           []int
+	)
+	for i := range results {
+		r := &results[i]
+		if r.Warning != "" && !warned[r.Warning] {
+			warned[r.Warning] = true
+			w.log.Warn("feed problem", "feed", feed.ID, "warning", r.Warning)
+		}
+		switch {
+		case r.Err != nil:
+			failed++
+			w.log.Warn("item not mapped", "feed", feed.ID, "err", r.Err)
+		case r.Skip != "":
+			filtered++
+			w.log.Debug("item skipped", "feed", feed.ID, "reason", r.Skip)
+		case r.NeedsOGImage:
+			needOG = append(needOG, i)
+		}
+	}
+	w.fetchOGImages(ctx, feed.ID, results, needOG)
+	if filtered > 0 {
+		w.metrics.items.WithLabelValues(feed.ID, "filtered").Add(float64(filtered))
+	}
+	if failed > 0 {
+		w.metrics.items.WithLabelValues(feed.ID, "failed").Add(float64(failed))
+	}
+	payloads := make([]transform.Payload, 0, len(results))
+	for _, r := range results {
+		if r.Payload != nil && r.Err == nil && r.Skip == "" {
+			payloads = append(payloads, *r.Payload)
+		}
+	}
+	return payloads, nil
+}
+
+// fetchOGImages looks up the article pages of items without an image, a few
+// at a time. A failed lookup leaves the item without an image.
+func (w *Worker) fetchOGImages(ctx context.Context, feedID string, results []transform.Result, idx []int) {
+	if len(idx) == 0 {
+		return
+	}
+	sem := make(chan struct{}, ogConcurrency)
+	var wg sync.WaitGroup
+	for _, i := range idx {
+		r := &results[i]
+		if r.Payload == nil || r.Payload.ExternalURL == "" {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			img, err := w.og.Fetch(ctx, r.Payload.ExternalURL)
+			if err != nil {
+				w.log.Debug("og:image lookup failed", "feed", feedID, "err", err)
+				return
+			}
+			if img != "" {
+				r.ResolveOGImage(img)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// feedOptions are the publisher's per-feed settings from the config.
+func (w *Worker) feedOptions(feed config.Feed) publish.FeedOptions {
+	o := publish.FeedOptions{InitialItems: 10}
+	if feed.InitialItems != nil {
+		o.InitialItems = *feed.InitialItems
+	}
+	if feed.RecreateDeleted != nil {
+		o.RecreateDeleted = *feed.RecreateDeleted
+	}
+	if feed.CreateCategories != nil {
+		o.CreateCategories = *feed.CreateCategories
+	}
+	if m := w.mapping(feed.ID); m != nil {
+		o.Dates = m.DateRules()
+	}
+	return o
+}
+
+func (w *Worker) mapping(feedID string) *transform.Mapping {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.mappings[feedID]
+}
+
+// Backfill fetches a feed now and queues its items that were recorded as
+// seen only and were published at or after since. Validators are not used
+// or changed: the fetch is unconditional so every item is there.
+func (w *Worker) Backfill(ctx context.Context, feedID string, since time.Time) (publish.Counts, error) {
+	var feed *config.Feed
+	for _, f := range w.config().Feeds {
+		if f.ID == feedID {
+			feed = &f
+			break
+		}
+	}
+	if feed == nil {
+		return publish.Counts{}, fmt.Errorf("no feed %q in the config", feedID)
+	}
+	fetcher, err := feeds.NewFetcher(w.config().HTTP)
+	if err != nil {
+		return publish.Counts{}, err
+	}
+	res, err := fetcher.Fetch(ctx, feed.URL, feeds.Validators{})
+	if err != nil {
+		return publish.Counts{}, err
+	}
+	payloads, err := w.mapFeed(ctx, *feed, res)
+	if err != nil {
+		return publish.Counts{}, err
+	}
+	return w.pub.Backfill(ctx, feedID, payloads, since, w.feedOptions(*feed))
+}

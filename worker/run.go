@@ -1,0 +1,291 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/feedworker/feedworker/config"
+)
+
+// summaryEvery is how often a running worker logs its cumulative summary.
+const summaryEvery = 10 * time.Minute
+
+// Run polls and publishes until ctx is done, then shuts down in two phases:
+// no new polls or sends start, and those in flight finish within the grace
+// period. reload, when not nil, receives a value for each SIGHUP.
+func (w *Worker) Run(ctx context.Context, reload <-chan struct{}) error {
+	cfg := w.config()
+	var ln net.Listener
+	if cfg.Admin.Listen != "" {
+		var err error
+		if ln, err = net.Listen("tcp", cfg.Admin.Listen); err != nil {
+			return fmt.Errorf("admin listen %s: %w", cfg.Admin.Listen, err)
+		}
+	}
+
+	var wg sync.WaitGroup
+	errc := make(chan error, 8)
+	goRun := func(name string, fn func(context.Context) error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := fn(ctx); err != nil && !errors.Is(err, context.Canceled) {
+				errc <- fmt.Errorf("%s: %w", name, err)
+			}
+		}()
+	}
+
+	if ln != nil {
+		admin := w.admin()
+		goRun("admin", func(ctx context.Context) error { return admin.Serve(ctx, ln) })
+		w.log.Info("admin listening", "addr", ln.Addr().String(), "status", "http://"+ln.Addr().String()+"/")
+	}
+	if cfg.File != "" {
+		watcher, err := config.NewWatcher(cfg, config.WatchOptions{
+			Loader:    Loader(w.version),
+			Logger:    w.log.With("component", "config"),
+			OnChange:  func(c *config.Config) { w.Apply(ctx, c) },
+			OnInvalid: func(error) { w.metrics.reloads.WithLabelValues("invalid").Inc() },
+		})
+		if err != nil {
+			w.log.Warn("config file not watched; SIGHUP still reloads", "err", err)
+		} else {
+			goRun("config watcher", watcher.Run)
+			if reload != nil {
+				goRun("sighup", func(ctx context.Context) error {
+					for {
+						select {
+						case <-ctx.Done():
+							return nil
+						case <-reload:
+							w.log.Info("SIGHUP: reloading the config")
+							watcher.Reload()
+						}
+					}
+				})
+			}
+		}
+	}
+	if w.leases != nil {
+		goRun("leases", func(ctx context.Context) error { w.leases.run(ctx); return nil })
+	}
+	goRun("publisher", w.pub.Run)
+	goRun("poller", w.poller.Run)
+	goRun("summary", w.reportSummaries)
+
+	w.log.Info("feedworker running", "version", w.version, "feeds", len(cfg.Feeds), "api", apiName(cfg), "store", storeName(cfg))
+	select {
+	case err := <-errc:
+		w.log.Error("stopping", "err", err)
+		return err
+	case <-ctx.Done():
+	}
+	w.log.Info("stopping: no new polls; in-flight work finishes", "grace", cfg.Publish.ShutdownGrace.D().String())
+	wg.Wait()
+	close(errc)
+	var errs []error
+	for err := range errc {
+		errs = append(errs, err)
+	}
+	w.printSummary("feedworker stopped")
+	return errors.Join(errs...)
+}
+
+// reportSummaries prints a summary once every enabled feed was polled once
+// and the outbox holds nothing due, then logs one every summaryEvery.
+func (w *Worker) reportSummaries(ctx context.Context) error {
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		if w.firstPassDone(ctx) || time.Now().After(deadline) {
+			break
+		}
+	}
+	w.printSummary("first pass done")
+	t := time.NewTicker(summaryEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			s := w.Summary(ctx)
+			w.log.Info("summary", "feeds", s.Feeds, "polled", s.Polled, "failed", s.Failed,
+				"published", s.PublishedTotal(), "updated", s.Updated, "outbox", s.Outbox, "dead_letters", s.DeadLetters)
+		}
+	}
+}
+
+func (w *Worker) firstPassDone(ctx context.Context) bool {
+	for _, f := range w.poller.Snapshot() {
+		if f.Enabled && !f.Gone && !f.NotOwned && f.LastPoll.IsZero() {
+			return false
+		}
+		if f.Polling {
+			return false
+		}
+	}
+	st, err := w.pub.Stats(ctx)
+	return err == nil && st.Due == 0
+}
+
+// Once polls every enabled feed once, delivers everything due, prints the
+// summary and reports whether any feed failed.
+func (w *Worker) Once(ctx context.Context) (Summary, error) {
+	results := w.poller.PollAll(ctx)
+	var failed []string
+	for _, r := range results {
+		if r.Err != nil {
+			failed = append(failed, fmt.Sprintf("%s: %v", r.FeedID, r.Err))
+		}
+	}
+	if err := w.pub.Drain(ctx); err != nil {
+		return w.Summary(ctx), fmt.Errorf("deliver: %w", err)
+	}
+	s := w.Summary(ctx)
+	w.printSummary("one pass done")
+	if len(failed) > 0 {
+		return s, &FeedErrors{List: failed}
+	}
+	return s, nil
+}
+
+// FeedErrors says which feeds failed in Once.
+type FeedErrors struct{ List []string }
+
+func (e *FeedErrors) Error() string {
+	return fmt.Sprintf("%d feeds failed:\n  %s", len(e.List), strings.Join(e.List, "\n  "))
+}
+
+// Apply switches to a new valid config: mappings are recompiled and the
+// poller adds, removes and reschedules feeds. Items already recorded stay
+// recorded, so nothing is posted again. Settings that need a restart (api,
+// redis, store, admin) are reported and kept as they were.
+func (w *Worker) Apply(ctx context.Context, next *config.Config) {
+	mappings, err := compileMappings(next)
+	if err != nil {
+		w.metrics.reloads.WithLabelValues("invalid").Inc()
+		w.log.Error("config reload refused", "err", err)
+		return
+	}
+	w.mu.Lock()
+	prev := w.cfg
+	w.cfg = next
+	w.mappings = mappings
+	w.mu.Unlock()
+	for _, section := range restartOnly(prev, next) {
+		w.log.Warn("config section changed; it takes effect after a restart", "section", section)
+	}
+	_, removed, _ := config.Diff(prev, next)
+	if w.leases != nil {
+		for _, id := range removed {
+			w.leases.release(ctx, id)
+		}
+	}
+	w.poller.Update(next.Feeds)
+	w.metrics.reloads.WithLabelValues("ok").Inc()
+}
+
+// restartOnly names the sections that differ but are only read at start.
+func restartOnly(a, b *config.Config) []string {
+	var out []string
+	if fmt.Sprint(a.API) != fmt.Sprint(b.API) {
+		out = append(out, "api")
+	}
+	if a.Redis != b.Redis {
+		out = append(out, "redis")
+	}
+	if a.Store != b.Store {
+		out = append(out, "store")
+	}
+	if a.Admin != b.Admin {
+		out = append(out, "admin")
+	}
+	if a.Publish != b.Publish {
+		out = append(out, "publish")
+	}
+	if fmt.Sprint(a.HTTP) != fmt.Sprint(b.HTTP) {
+		out = append(out, "http")
+	}
+	return out
+}
+
+func (w *Worker) config() *config.Config {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.cfg
+}
+
+// admin builds the admin server with the readiness checks.
+func (w *Worker) admin() *Admin {
+	a := &Admin{
+		Gatherer: w.reg,
+		Status:   w.Status,
+		Pprof:    w.config().Admin.Pprof,
+		Logger:   w.log,
+		Checks: []Check{
+			{Name: "config", Run: func(context.Context) error {
+				if w.config() == nil {
+					return errors.New("no configuration loaded")
+				}
+				return nil
+			}},
+			{Name: "store", Run: func(ctx context.Context) error {
+				_, err := w.pub.Stats(ctx)
+				return err
+			}},
+			{Name: "api", Run: w.apiCheck()},
+		},
+	}
+	if w.sandbox != nil {
+		a.Extra = map[string]http.Handler{"/sandbox/": http.StripPrefix("/sandbox", w.sandbox)}
+	}
+	return a
+}
+
+// apiCheck proves a token can be obtained and the API answers, with a light
+// authenticated read; its answer is reused for a while so that frequent
+// probes do not load the API.
+func (w *Worker) apiCheck() func(context.Context) error {
+	var (
+		mu   sync.Mutex
+		last time.Time
+		err  error
+	)
+	return func(ctx context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if time.Since(last) < 15*time.Second {
+			return err
+		}
+		_, _, err = w.client.Reference.ListSubscriberStatuses(ctx)
+		last = time.Now()
+		return err
+	}
+}
+
+func apiName(cfg *config.Config) string {
+	if cfg.API.BaseURL == config.EmbeddedAPI {
+		return "embedded sandbox"
+	}
+	return cfg.API.BaseURL
+}
+
+func storeName(cfg *config.Config) string {
+	if cfg.Redis.URL == "" {
+		return "embedded (" + cfg.Store.Path + ")"
+	}
+	return "redis"
+}

@@ -1,0 +1,182 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+)
+
+// Summary is what a pass did, read from the worker's own metrics so that
+// the printed summary and /metrics can never disagree.
+type Summary struct {
+	Feeds       int            `json:"feeds"`
+	Polled      int            `json:"polled"`
+	NotModified int            `json:"not_modified"`
+	Failed      int            `json:"failed"`
+	Published   map[string]int `json:"published"` // created, by content type
+	Updated     int            `json:"updated"`
+	Recovered   int            `json:"recovered"`
+	Filtered    int            `json:"filtered"`
+	ItemErrors  int            `json:"item_errors"`
+	Outbox      int            `json:"outbox"`
+	DeadLetters int            `json:"dead_letters"`
+}
+
+// PublishedTotal adds up the created items of every type.
+func (s Summary) PublishedTotal() int {
+	n := 0
+	for _, v := range s.Published {
+		n += v
+	}
+	return n
+}
+
+// String is the one-paragraph human form.
+func (s Summary) String() string {
+	var types []string
+	for _, t := range slices.Sorted(maps.Keys(s.Published)) {
+		types = append(types, fmt.Sprintf("%d %ss", s.Published[t], t))
+	}
+	pub := "nothing new"
+	if len(types) > 0 {
+		pub = strings.Join(types, ", ")
+	}
+	return fmt.Sprintf("feeds: %d configured, %d polls (%d not modified, %d failed)\n"+
+		"published: %s; %d updated, %d recovered after an ambiguous failure\n"+
+		"items: %d filtered, %d failed to map; outbox %d, dead letters %d",
+		s.Feeds, s.Polled, s.NotModified, s.Failed, pub, s.Updated, s.Recovered,
+		s.Filtered, s.ItemErrors, s.Outbox, s.DeadLetters)
+}
+
+// Summary reads the counters gathered so far.
+func (w *Worker) Summary(ctx context.Context) Summary {
+	s := Summary{Published: map[string]int{}}
+	for _, f := range w.config().Feeds {
+		if f.Enabled == nil || *f.Enabled {
+			s.Feeds++
+		}
+	}
+	mfs, err := w.reg.Gather()
+	if err != nil {
+		w.log.Warn("summary: gather metrics", "err", err)
+	}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			v := int(m.GetCounter().GetValue())
+			switch mf.GetName() {
+			case "feedworker_polls_total":
+				switch label(m, "result") {
+				case "ok":
+					s.Polled += v
+				case "not_modified":
+					s.Polled += v
+					s.NotModified += v
+				default:
+					s.Polled += v
+					s.Failed += v
+				}
+			case "feedworker_publish_requests_total":
+				switch label(m, "outcome") {
+				case "created":
+					s.Published[label(m, "type")] += v
+				case "updated":
+					s.Updated += v
+				case "recovered":
+					s.Recovered += v
+				}
+			case "feedworker_items_total":
+				switch label(m, "outcome") {
+				case "filtered":
+					s.Filtered += v
+				case "failed":
+					s.ItemErrors += v
+				}
+			}
+		}
+	}
+	if st, err := w.pub.Stats(ctx); err == nil {
+		s.Outbox, s.DeadLetters = st.Outbox, st.DeadLetters
+	}
+	return s
+}
+
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
+func (w *Worker) printSummary(title string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	fmt.Fprintf(w.out, "== %s ==\n%s\n", title, w.Summary(ctx))
+}
+
+// Status is the status page's data: the poller's view of each feed, the
+// outbox and the dead letters.
+func (w *Worker) Status(ctx context.Context) (*Status, error) {
+	now := w.now()
+	st := &Status{Version: w.version, Generated: &now, Feeds: []FeedStatus{}, DeadLetters: []DeadLetter{}}
+	published := w.publishedByFeed()
+	for _, f := range w.poller.Snapshot() {
+		row := FeedStatus{
+			ID: f.ID, URL: f.URL, MovedTo: f.MovedTo, Enabled: f.Enabled, Gone: f.Gone,
+			LastResult: f.LastResult, Failures: f.Failures, LastError: f.LastError,
+			Published: published[f.ID],
+		}
+		if f.NotOwned {
+			row.LastResult = "polled by another replica"
+		}
+		if !f.LastPoll.IsZero() {
+			t := f.LastPoll
+			row.LastPoll = &t
+		}
+		if !f.NextPoll.IsZero() {
+			t := f.NextPoll
+			row.NextPoll = &t
+		}
+		st.Feeds = append(st.Feeds, row)
+	}
+	stats, err := w.pub.Stats(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	st.Outbox = int64(stats.Outbox)
+	dls, err := w.pub.DeadLetters(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	for _, d := range dls {
+		at := d.At
+		st.DeadLetters = append(st.DeadLetters, DeadLetter{
+			ID: d.ID, FeedID: d.FeedID, Type: d.Type, Title: d.Title, Reason: d.Reason, At: &at,
+		})
+	}
+	return st, nil
+}
+
+// publishedByFeed counts new items accepted per feed (from the items
+// counter: the publisher labels it by feed, its request counter by type).
+func (w *Worker) publishedByFeed() map[string]int64 {
+	out := map[string]int64{}
+	mfs, _ := w.reg.Gather()
+	for _, mf := range mfs {
+		if mf.GetName() != "feedworker_items_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if label(m, "outcome") == "new" {
+				out[label(m, "feed")] += int64(m.GetCounter().GetValue())
+			}
+		}
+	}
+	return out
+}

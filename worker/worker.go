@@ -1,0 +1,339 @@
+// Package worker wires the pipeline together and owns its goroutines:
+// the poller (feeds) hands each fetched document to Handle, which maps its
+// items (transform) and gives them to the publisher's durable outbox
+// (publish, over dedupe), while the publisher delivers the outbox to the
+// API (acs). It also serves the admin endpoints and applies config reloads.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/time/rate"
+
+	"github.com/feedworker/feedworker/acs"
+	"github.com/feedworker/feedworker/config"
+	"github.com/feedworker/feedworker/dedupe"
+	"github.com/feedworker/feedworker/feeds"
+	"github.com/feedworker/feedworker/publish"
+	"github.com/feedworker/feedworker/sandbox"
+	"github.com/feedworker/feedworker/transform"
+)
+
+// Embedded sandbox credentials: the sandbox's defaults, used only in-process.
+const (
+	embeddedClientID     = "sandbox"
+	embeddedClientSecret = "sandbox-secret"
+)
+
+// Options configure New.
+type Options struct {
+	Config  *config.Config
+	Version string
+	Logger  *slog.Logger
+	// Out receives the human summaries (stdout); nil discards them.
+	Out io.Writer
+	// Registry receives every metric; nil creates one.
+	Registry *prometheus.Registry
+	// Now is the clock of mapping; nil is time.Now.
+	Now func() time.Time
+}
+
+// Worker is one running feedworker process.
+type Worker struct {
+	log     *slog.Logger
+	out     io.Writer
+	version string
+	now     func() time.Time
+	reg     *prometheus.Registry
+
+	mu       sync.RWMutex
+	cfg      *config.Config
+	mappings map[string]*transform.Mapping
+
+	store   dedupe.Store
+	redis   *redis.Client // nil with the embedded store
+	client  *acs.Client
+	pub     *publish.Publisher
+	poller  *feeds.Poller
+	leases  *leases // nil with the embedded store: one process owns every feed
+	og      *transform.OGImageFetcher
+	sandbox *sandbox.Server // the embedded API, when base_url is "embedded"
+	metrics *metrics
+
+	closers []func() error
+}
+
+// New builds a worker from a loaded config: the store, the API client
+// (starting the embedded sandbox if asked), the publisher and the poller.
+// Call Close when done.
+func New(ctx context.Context, o Options) (w *Worker, err error) {
+	cfg := o.Config
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	w = &Worker{log: o.Logger, out: o.Out, version: o.Version, now: o.Now, reg: o.Registry, cfg: cfg}
+	defer func() {
+		if err != nil {
+			_ = w.Close()
+		}
+	}()
+
+	w.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	w.metrics = newMetrics(w.reg, o.Version)
+
+	if w.mappings, err = compileMappings(cfg); err != nil {
+		return nil, err
+	}
+	if err := w.openStore(ctx); err != nil {
+		return nil, err
+	}
+	if err := w.openAPI(ctx); err != nil {
+		return nil, err
+	}
+	owner := processOwner()
+	w.pub, err = publish.New(publish.Options{
+		Store:         w.store,
+		API:           publish.NewACS(w.client),
+		Logger:        w.log.With("component", "publish"),
+		Registerer:    w.reg,
+		Workers:       cfg.Publish.Workers,
+		ClaimTTL:      cfg.Publish.ClaimTTL.D(),
+		ShutdownGrace: cfg.Publish.ShutdownGrace.D(),
+		MaxBackoff:    cfg.Publish.MaxBackoff.D(),
+		Owner:         owner,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("publisher: %w", err)
+	}
+	var feedOwner feeds.Owner
+	if w.redis != nil {
+		w.leases = newLeases(w.store, owner, cfg.Publish.LeaseTTL.D(), w.log)
+		feedOwner = w.leases
+	}
+	w.og = transform.NewOGImageFetcher(transform.OGImageOptions{UserAgent: cfg.HTTP.UserAgent})
+	w.poller, err = feeds.NewPoller(feeds.PollerOptions{
+		HTTP:       cfg.HTTP,
+		Handler:    w,
+		Owner:      feedOwner,
+		Logger:     w.log.With("component", "feeds"),
+		Registerer: w.reg,
+		Grace:      cfg.Publish.ShutdownGrace.D(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("poller: %w", err)
+	}
+	w.poller.Update(cfg.Feeds)
+	return w, nil
+}
+
+// processOwner names this process in claims and leases.
+func processOwner() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s/%d/%d", host, os.Getpid(), time.Now().UnixNano()%1e6)
+}
+
+func (w *Worker) openStore(ctx context.Context) error {
+	cfg := w.cfg
+	if cfg.Redis.URL == "" {
+		path := cfg.Store.Path
+		if dir := dirOf(path); dir != "" {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return fmt.Errorf("embedded store %s: %w", path, err)
+			}
+		}
+		b, err := dedupe.OpenBolt(path, dedupe.BoltOptions{Retention: cfg.Store.Retention.D()})
+		if err != nil {
+			return fmt.Errorf("embedded store %s: %w", path, err)
+		}
+		w.store = b
+		w.closers = append(w.closers, b.Close)
+		return nil
+	}
+	opts, err := redis.ParseURL(cfg.Redis.URL)
+	if err != nil {
+		return fmt.Errorf("redis url: %w", redactErr(err, cfg.Redis.URL))
+	}
+	w.redis = redis.NewClient(opts)
+	w.closers = append(w.closers, w.redis.Close)
+	w.store = dedupe.NewRedis(w.redis, dedupe.RedisOptions{Prefix: cfg.Redis.Prefix, Retention: cfg.Store.Retention.D()})
+	// Not fatal: the worker starts and waits for Redis (readyz says why).
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if err := w.redis.Ping(pctx).Err(); err != nil {
+		w.log.Warn("redis does not answer yet; nothing is published until it does", "addr", opts.Addr, "err", err)
+	}
+	return nil
+}
+
+// openAPI builds the API client, starting the embedded sandbox when the
+// config asks for it.
+func (w *Worker) openAPI(ctx context.Context) error {
+	api, err := OpenAPI(ctx, w.cfg, APIOptions{Logger: w.log, Hook: w.metrics.apiHook, SandboxData: w.cfg.API.SandboxData})
+	if err != nil {
+		return err
+	}
+	w.client, w.sandbox = api.Client, api.Sandbox
+	w.closers = append(w.closers, api.Close)
+	return nil
+}
+
+// APIOptions configure OpenAPI.
+type APIOptions struct {
+	Logger *slog.Logger
+	Hook   acs.Hook
+	// SandboxData is the embedded sandbox's state file ("" keeps it in memory).
+	SandboxData string
+}
+
+// API is a client for the configured API, with the embedded sandbox behind
+// it when base_url is "embedded".
+type API struct {
+	Client  *acs.Client
+	Sandbox *sandbox.Server
+	Close   func() error
+}
+
+// OpenAPI builds the client the config describes. For base_url "embedded"
+// it starts the sandbox in-process on a loopback port, so the worker talks
+// real HTTP to it exactly as to the service.
+func OpenAPI(ctx context.Context, cfg *config.Config, o APIOptions) (*API, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	api := cfg.API
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.MaxIdleConnsPerHost = max(16, cfg.Publish.Workers*2)
+	out := &API{Close: func() error { return nil }}
+	var hc *http.Client
+	baseURL := api.BaseURL
+	if baseURL == config.EmbeddedAPI {
+		sb, err := sandbox.New(sandbox.Options{
+			DataFile:     o.SandboxData,
+			ClientID:     embeddedClientID,
+			ClientSecret: embeddedClientSecret,
+			Logger:       o.Logger.With("component", "sandbox"),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("embedded sandbox: %w", err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("embedded sandbox: %w", err)
+		}
+		sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if err := sb.Serve(sctx, ln); err != nil {
+				o.Logger.Error("embedded sandbox stopped", "err", err)
+			}
+		}()
+		out.Close = func() error { cancel(); <-done; return nil }
+		out.Sandbox = sb
+		baseURL = "http://" + ln.Addr().String()
+		hc = acs.ClientCredentials{TokenURL: acs.TokenURL(baseURL), ClientID: embeddedClientID, ClientSecret: embeddedClientSecret}.HTTPClient(base)
+	} else {
+		var err error
+		if hc, err = authClient(api, base); err != nil {
+			return nil, err
+		}
+	}
+	if api.Timeout > 0 {
+		hc.Timeout = api.Timeout.D()
+	}
+	opts := []acs.Option{acs.WithUserAgent(cfg.HTTP.UserAgent)}
+	if o.Hook != nil {
+		opts = append(opts, acs.WithHook(o.Hook))
+	}
+	if api.TemplatePath != "" {
+		opts = append(opts, acs.WithTemplatePath(api.TemplatePath))
+	}
+	if api.RateLimit > 0 {
+		opts = append(opts, acs.WithRateLimiter(rate.NewLimiter(rate.Limit(api.RateLimit), max(1, api.RateBurst))))
+	}
+	c, err := acs.NewClient(baseURL, hc, opts...)
+	if err != nil {
+		_ = out.Close()
+		return nil, fmt.Errorf("api client: %w", err)
+	}
+	out.Client = c
+	return out, nil
+}
+
+// authClient returns the HTTP client that authenticates as the config says:
+// a static token, or OAuth 2.0 client credentials.
+func authClient(api config.API, base http.RoundTripper) (*http.Client, error) {
+	if api.Token != "" {
+		return acs.StaticToken(api.Token).HTTPClient(base), nil
+	}
+	if api.TokenURL == "" || api.ClientID == "" {
+		return nil, errors.New("api: set token, or token_url, client_id and client_secret")
+	}
+	return acs.ClientCredentials{
+		TokenURL:     api.TokenURL,
+		ClientID:     api.ClientID,
+		ClientSecret: api.ClientSecret,
+		Scopes:       api.Scopes,
+	}.HTTPClient(base), nil
+}
+
+// Client is the API client the worker publishes through.
+func (w *Worker) Client() *acs.Client { return w.client }
+
+// Publisher is the worker's publisher (dead letters, backfill).
+func (w *Worker) Publisher() *publish.Publisher { return w.pub }
+
+// Sandbox is the embedded sandbox, or nil when a real API is configured.
+func (w *Worker) Sandbox() *sandbox.Server { return w.sandbox }
+
+// Registry is where the worker's metrics live.
+func (w *Worker) Registry() *prometheus.Registry { return w.reg }
+
+// Close releases the store, Redis and the embedded sandbox.
+func (w *Worker) Close() error {
+	var errs []error
+	for i := len(w.closers) - 1; i >= 0; i-- {
+		if err := w.closers[i](); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	w.closers = nil
+	return errors.Join(errs...)
+}
+
+func dirOf(path string) string {
+	if i := strings.LastIndexByte(path, '/'); i > 0 {
+		return path[:i]
+	}
+	return ""
+}
+
+// redactErr removes a URL's password from an error text.
+func redactErr(err error, rawURL string) error {
+	return errors.New(strings.ReplaceAll(err.Error(), rawURL, feeds.RedactURL(rawURL)))
+}
+
+func goVersion() string { return runtime.Version() }
