@@ -73,7 +73,7 @@ func (w *Worker) Run(ctx context.Context, reload <-chan struct{}) error {
 		}
 	}
 	if w.leases != nil {
-		goRun("leases", func(ctx context.Context) error { w.leases.run(ctx); return nil })
+		goRun("leases", func(ctx context.Context) error { w.leases.Run(ctx); return nil })
 	}
 	goRun("publisher", w.pub.Run)
 	goRun("poller", w.poller.Run)
@@ -191,7 +191,9 @@ func (w *Worker) Apply(ctx context.Context, next *config.Config) {
 	_, removed, _ := config.Diff(prev, next)
 	if w.leases != nil {
 		for _, id := range removed {
-			w.leases.release(ctx, id)
+			if err := w.leases.Release(ctx, id); err != nil {
+				w.log.Warn("lease release failed", "feed", id, "err", err)
+			}
 		}
 	}
 	w.poller.Update(next.Feeds)

@@ -69,7 +69,7 @@ type Worker struct {
 	client  *acs.Client
 	pub     *publish.Publisher
 	poller  *feeds.Poller
-	leases  *leases // nil with the embedded store: one process owns every feed
+	leases  *dedupe.Owner // nil with the embedded store: one process owns every feed
 	og      *transform.OGImageFetcher
 	sandbox *sandbox.Server // the embedded API, when base_url is "embedded"
 	metrics *metrics
@@ -130,7 +130,7 @@ func New(ctx context.Context, o Options) (w *Worker, err error) {
 	}
 	var feedOwner feeds.Owner
 	if w.redis != nil {
-		w.leases = newLeases(w.store, owner, cfg.Publish.LeaseTTL.D(), w.log)
+		w.leases = dedupe.NewOwner(w.store, owner, cfg.Publish.LeaseTTL.D(), w.log.With("component", "leases"))
 		feedOwner = w.leases
 	}
 	w.og = transform.NewOGImageFetcher(transform.OGImageOptions{UserAgent: cfg.HTTP.UserAgent})

@@ -1,0 +1,442 @@
+// Package dedupe is where "seen, published as content N with hash H" lives:
+// the per-feed memory of items, the durable outbox of items still to be
+// delivered, dead letters, fetch validators, claims and feed leases.
+//
+// Two implementations share one contract (and one test suite): [Redis], the
+// product's store, shared by every replica, and [Bolt], an embedded on-disk
+// store (go.etcd.io/bbolt) for a single worker without Redis. Every method
+// that changes state does so atomically: a Lua script on Redis, one
+// transaction on bbolt. Publish logic lives in package publish; this package
+// only keeps state and applies the state transitions described below.
+//
+// # Items and their life
+//
+// An item is named by its feed id and external id ([Key]). Its [Record]
+// holds the hash last accepted from the feed, the hash and content id the
+// service has, its content type, when it was first and last seen, when it was
+// last published, a pending mark and a [State]:
+//
+//   - active: published, or queued to be;
+//   - seen only: recorded without publishing (older items on a feed's first
+//     sight); a hash change leaves it alone; a backfill publishes it;
+//   - removed: an update answered 404 and the feed does not recreate deleted
+//     items; it is left alone for good, even when its hash changes, because
+//     someone deleted it on the service on purpose;
+//   - dead: its last delivery failed permanently; a hash change (the source
+//     may have fixed what the API rejected) or a retry queues it again.
+//
+// The pending mark is set, atomically with the claim, before an item without
+// a content id is POSTed, and cleared when the outcome is known. Finding it
+// set on a later claim means a POST may have reached the service: the
+// publisher then looks the item up by external id before posting again.
+//
+// # Bounded state
+//
+// Each 200 poll refreshes the last-seen time of every item in the fetch;
+// items whose last-seen time is older than the retention (default 90 days)
+// are deleted by the same call, at most a bounded number per call. An item
+// still present in its feed is refreshed by every 200 poll and so is never
+// forgotten; an item with undelivered work (queued or dead) is kept too.
+// Nothing expires by wall-clock TTL alone, because a feed answering 304 for
+// months still holds its items. State of a feed removed from the
+// configuration is not deleted automatically.
+//
+// # Redis data model
+//
+// Every key starts with the configured prefix P (default "feedworker:"), so
+// several deployments can share one Redis. F is a feed id, E an external id,
+// M an item member "F/E" (feed ids must not contain "/").
+//
+//	P f:F:seen     sorted set  E -> last seen (unix ms); the feed's seen set,
+//	                           read with the records in one script, and the
+//	                           index the retention sweep walks
+//	P f:F:rec      hash        E -> record "1|hash|published hash|content id|
+//	                           type|first seen ms|last published ms|
+//	                           pending hash|state" (state "", s, r or d)
+//	P f:F:val      hash        etag, lm (Last-Modified), at (last accepted
+//	                           200 poll, unix ms): the fetch validators
+//	P q:due        sorted set  M -> next attempt (unix ms): the outbox
+//	P q:dead       sorted set  M -> when it was dead-lettered (unix ms)
+//	P q:data       hash        M -> the payload to deliver (opaque bytes,
+//	                           owned by package publish), for queued and dead
+//	                           items
+//	P q:meta       hash        M -> "attempts|enqueued ms|hash|last status|
+//	                           last error or dead-letter reason"
+//	P claim:M      string      owner, SET NX PX claim TTL: one worker sends
+//	                           an item at a time; a dead worker's claim
+//	                           expires
+//	P lease:NAME   string      owner, SET NX PX lease TTL; renewed only by
+//	                           its owner (compare-and-pexpire script),
+//	                           released by compare-and-delete. NAME is
+//	                           "feed:F" for feed ownership ([Owner]) and
+//	                           "category:<name>" while publish creates a
+//	                           category
+//
+// Round trips: [Store.Diff] is one script for a whole fetch (look up every
+// item, refresh last-seen times, sweep, and when nothing is new or changed
+// store the validators), so a poll with nothing new costs one round trip.
+// [Store.Commit] is one more script when something is new or changed.
+// [Store.Claim] claims a batch of due items in one script and [Store.Settle]
+// records one outcome in one script. Scripts build some key names at run
+// time, so Redis Cluster is not supported (a single server or Sentinel is).
+//
+// Times that order the outbox (due times) come from the caller's clock;
+// claim and lease TTLs run on the store's clock (the Redis server's).
+package dedupe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Defaults used when options leave a field zero.
+const (
+	DefaultPrefix     = "feedworker:"
+	DefaultRetention  = 90 * 24 * time.Hour
+	DefaultSweepLimit = 256
+)
+
+// ErrInvalid reports an argument the store cannot keep, such as a feed id
+// containing "/" or an empty external id.
+var ErrInvalid = errors.New("dedupe: invalid argument")
+
+// Store keeps items, the outbox, dead letters, validators and leases. All
+// methods are safe for concurrent use; each state change is atomic.
+type Store interface {
+	// Diff looks up every item of one fetch, refreshes their last-seen
+	// times and expires items that left the feed longer than the retention
+	// ago. When v is not nil and no item is new or changed, it also stores
+	// v, all in one step (one round trip on Redis).
+	Diff(ctx context.Context, feedID string, items []Item, v *Validators, now time.Time) (Diff, error)
+	// Commit applies the changes of one fetch and, when v is not nil,
+	// stores v, atomically: either all is durable or nothing is. Each change
+	// is decided again against the stored state, so a Commit is correct even
+	// if the state moved since Diff. The outcomes are in the changes' order.
+	Commit(ctx context.Context, feedID string, changes []Change, v *Validators, now time.Time) ([]Outcome, error)
+	// Validators returns the stored validators of a feed; ok is false when
+	// no 200 poll of the feed was accepted yet.
+	Validators(ctx context.Context, feedID string) (v Validators, ok bool, err error)
+	// Record returns one item's record; ok is false when it is unknown.
+	Record(ctx context.Context, k Key) (r Record, ok bool, err error)
+
+	// Claim claims up to max due outbox entries (next attempt <= now) for
+	// owner for ttl, and sets the pending mark of every claimed item that
+	// has no content id yet. Each Claimed carries the record as it was
+	// before the claim. When nothing was claimed, next is the earliest next
+	// attempt of an unclaimed entry (zero if none), so the caller knows how
+	// long to sleep.
+	Claim(ctx context.Context, owner string, max int, ttl time.Duration, now time.Time) (claimed []Claimed, next time.Time, err error)
+	// Settle records the outcome of a claimed item and releases owner's
+	// claim. held reports whether owner still held the claim; the outcome
+	// is recorded either way, because the API already acted on it.
+	Settle(ctx context.Context, k Key, owner string, s Settlement, now time.Time) (held bool, err error)
+
+	// DeadLetters lists the dead letters, oldest first.
+	DeadLetters(ctx context.Context) ([]DeadLetter, error)
+	// RetryDeadLetter queues one dead letter (by [Key.String]) again, due
+	// now, with its attempt count reset; ok is false if there is none.
+	RetryDeadLetter(ctx context.Context, id string, now time.Time) (ok bool, err error)
+	// RetryDeadLetters queues every dead letter again and returns how many.
+	RetryDeadLetters(ctx context.Context, now time.Time) (int, error)
+	// Stats counts the outbox and the dead letters.
+	Stats(ctx context.Context, now time.Time) (Stats, error)
+
+	// AcquireLease takes the named lease for owner for ttl, or extends it
+	// if owner already holds it; ok is false when another owner holds it.
+	AcquireLease(ctx context.Context, name, owner string, ttl time.Duration) (ok bool, err error)
+	// RenewLease extends the lease only if owner still holds it.
+	RenewLease(ctx context.Context, name, owner string, ttl time.Duration) (ok bool, err error)
+	// ReleaseLease gives the lease up only if owner still holds it.
+	ReleaseLease(ctx context.Context, name, owner string) error
+
+	// Close releases the store's resources.
+	Close() error
+}
+
+// Key names an item for life.
+type Key struct {
+	FeedID     string
+	ExternalID string
+}
+
+// String is the item's id in the outbox and in dead-letter listings,
+// "feed/external id"; [ParseKey] reverses it.
+func (k Key) String() string { return k.FeedID + "/" + k.ExternalID }
+
+// ParseKey splits an id made by [Key.String].
+func ParseKey(id string) (Key, error) {
+	feed, ext, ok := strings.Cut(id, "/")
+	k := Key{FeedID: feed, ExternalID: ext}
+	if !ok {
+		return Key{}, fmt.Errorf("parse item id %q: %w: want feed/external_id", id, ErrInvalid)
+	}
+	return k, k.check()
+}
+
+func (k Key) check() error {
+	if err := checkFeedID(k.FeedID); err != nil {
+		return err
+	}
+	if k.ExternalID == "" {
+		return fmt.Errorf("item of feed %q: %w: empty external id", k.FeedID, ErrInvalid)
+	}
+	return nil
+}
+
+func checkFeedID(id string) error {
+	if id == "" || strings.Contains(id, "/") {
+		return fmt.Errorf("feed id %q: %w: must be non-empty without \"/\"", id, ErrInvalid)
+	}
+	return nil
+}
+
+// checkToken guards fields of the "|"-separated Redis record.
+func checkToken(what, s string) error {
+	if strings.ContainsAny(s, "|\n") {
+		return fmt.Errorf("%s %q: %w: must not contain \"|\" or a newline", what, s, ErrInvalid)
+	}
+	return nil
+}
+
+// Validators are a feed's HTTP validators for the next conditional GET.
+type Validators struct {
+	ETag         string
+	LastModified string
+}
+
+// Item is one item of a fetch as Diff sees it.
+type Item struct {
+	ExternalID string
+	Hash       string
+}
+
+// Status is Diff's verdict on one item.
+type Status byte
+
+// Diff verdicts.
+const (
+	StatusNew       Status = 'n' // no record
+	StatusChanged   Status = 'c' // the hash differs from the last accepted one
+	StatusUnchanged Status = 'u' // same hash
+	StatusSkipped   Status = 's' // same hash, recorded as seen only (never published)
+)
+
+// Diff is the result of [Store.Diff].
+type Diff struct {
+	// Status holds one verdict per item, in the items' order.
+	Status []Status
+	// Known is false on a feed's first sight: no record and no accepted
+	// poll before this call.
+	Known bool
+	// ValidatorsStored is true when Diff stored the validators itself
+	// (nothing new or changed).
+	ValidatorsStored bool
+	// Expired counts records deleted by the retention sweep.
+	Expired int
+}
+
+// Dirty reports whether any item is new or changed.
+func (d Diff) Dirty() bool {
+	for _, s := range d.Status {
+		if s == StatusNew || s == StatusChanged {
+			return true
+		}
+	}
+	return false
+}
+
+// Action tells Commit what to do with a new item.
+type Action byte
+
+// Commit actions.
+const (
+	// ActionPublish queues a new item and, like every action, queues an
+	// update when an active or dead item's hash changed.
+	ActionPublish Action = 'p'
+	// ActionSeeOnly records a new item as seen without publishing it.
+	ActionSeeOnly Action = 's'
+	// ActionBackfill is ActionPublish that also queues an item recorded as
+	// seen only.
+	ActionBackfill Action = 'b'
+)
+
+// Change is one new or changed item handed to Commit.
+type Change struct {
+	ExternalID string
+	Hash       string
+	Type       string
+	Action     Action
+	// Data is what the outbox keeps for delivery; opaque to the store.
+	Data []byte
+}
+
+// Outcome is what Commit did with one change.
+type Outcome byte
+
+// Commit outcomes.
+const (
+	OutcomeNew        Outcome = 'n' // recorded and queued
+	OutcomeUpdated    Outcome = 'c' // hash changed; an update is queued
+	OutcomeUnchanged  Outcome = 'u' // nothing to deliver (same hash, or seen-only or removed item)
+	OutcomeSeen       Outcome = 's' // recorded as seen only
+	OutcomeBackfilled Outcome = 'b' // a seen-only item queued by a backfill
+)
+
+// State is an item's standing; see the package doc.
+type State byte
+
+// Item states.
+const (
+	StateActive   State = 0
+	StateSeenOnly State = 's'
+	StateRemoved  State = 'r'
+	StateDead     State = 'd'
+)
+
+// Record is what the store knows of one item.
+type Record struct {
+	// Hash is the hash last accepted from the feed; PublishedHash the one
+	// the service has (empty before the first delivery).
+	Hash          string
+	PublishedHash string
+	ContentID     int64
+	// Type is the content type of ContentID (or, before delivery, of the
+	// item).
+	Type          string
+	FirstSeen     time.Time
+	LastSeen      time.Time
+	LastPublished time.Time
+	// PendingHash is the hash of a POST that may have reached the service
+	// (see the package doc); empty when none.
+	PendingHash string
+	State       State
+}
+
+// Claimed is one outbox entry claimed for delivery.
+type Claimed struct {
+	Key      Key
+	Data     []byte
+	Hash     string
+	Attempts int
+	Enqueued time.Time
+	// Record is the item's record as it was before the claim; its
+	// PendingHash set means an earlier POST may have reached the service.
+	Record Record
+}
+
+// SettleKind says how a claimed delivery ended.
+type SettleKind int
+
+// Settlement kinds.
+const (
+	// Delivered: the service has ContentID with Hash. The outbox entry is
+	// removed, unless a newer hash was accepted meanwhile: then it is due
+	// again now, as an update.
+	Delivered SettleKind = iota + 1
+	// Retry: try again at Next; the attempt count grows.
+	Retry
+	// Dead: a permanent failure; the item joins the dead letters with
+	// Status and Reason.
+	Dead
+	// Removed: the content was deleted on the service and is left alone.
+	Removed
+	// Release: give the claim back untouched (shutdown before sending).
+	Release
+)
+
+// Settlement is the outcome handed to [Store.Settle].
+type Settlement struct {
+	Kind SettleKind
+	// Delivered: the content id, its type and the hash it now has.
+	ContentID int64
+	Type      string
+	Hash      string
+	// Retry: when to try again.
+	Next time.Time
+	// Retry and Dead: the API's status (0 for a network error) and why.
+	Status int
+	Reason string
+	// Ambiguous keeps the pending mark (Retry, Dead): the POST may have
+	// reached the service. Otherwise the mark is cleared.
+	Ambiguous bool
+	// ForgetContent drops the content id (Retry), so the next attempt
+	// creates the item again: it was deleted on the service.
+	ForgetContent bool
+}
+
+// DeadLetter is an item whose delivery failed permanently.
+type DeadLetter struct {
+	// ID is the item's [Key.String], what RetryDeadLetter takes.
+	ID       string
+	Key      Key
+	Data     []byte
+	Hash     string
+	Attempts int
+	Status   int
+	Reason   string
+	At       time.Time
+	Enqueued time.Time
+}
+
+// Stats counts outbox entries and dead letters.
+type Stats struct {
+	// Outbox is every queued entry; Due those whose next attempt has come.
+	Outbox      int
+	Due         int
+	DeadLetters int
+}
+
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMS(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v)
+}
+
+func checkItems(feedID string, items []Item) error {
+	if err := checkFeedID(feedID); err != nil {
+		return err
+	}
+	for _, it := range items {
+		if err := (Key{feedID, it.ExternalID}).check(); err != nil {
+			return err
+		}
+		if err := checkToken("hash", it.Hash); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkChanges(feedID string, changes []Change) error {
+	if err := checkFeedID(feedID); err != nil {
+		return err
+	}
+	for _, c := range changes {
+		if err := (Key{feedID, c.ExternalID}).check(); err != nil {
+			return err
+		}
+		if err := checkToken("hash", c.Hash); err != nil {
+			return err
+		}
+		if err := checkToken("type", c.Type); err != nil {
+			return err
+		}
+		switch c.Action {
+		case ActionPublish, ActionSeeOnly, ActionBackfill:
+		default:
+			return fmt.Errorf("change %q: %w: unknown action %q", c.ExternalID, ErrInvalid, c.Action)
+		}
+	}
+	return nil
+}

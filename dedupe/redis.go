@@ -1,0 +1,453 @@
+package dedupe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// RedisOptions configure [NewRedis]. Zero fields take the defaults.
+type RedisOptions struct {
+	// Prefix starts every key (default [DefaultPrefix]).
+	Prefix string
+	// Retention is how long an item that left its feed is remembered
+	// (default [DefaultRetention]).
+	Retention time.Duration
+	// SweepLimit bounds how many expired items one Diff deletes (default
+	// [DefaultSweepLimit]), so one poll never stalls Redis.
+	SweepLimit int
+}
+
+// Redis is the [Store] on a Redis server (5.0 or newer; a single server or
+// Sentinel, not Cluster). See the package doc for its data model.
+type Redis struct {
+	c          *redis.Client
+	prefix     string
+	retention  time.Duration
+	sweepLimit int
+	s          scripts
+}
+
+var _ Store = (*Redis)(nil)
+
+// NewRedis returns a store on c. The store owns c: Close closes it.
+func NewRedis(c *redis.Client, o RedisOptions) *Redis {
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	if o.Retention <= 0 {
+		o.Retention = DefaultRetention
+	}
+	if o.SweepLimit <= 0 {
+		o.SweepLimit = DefaultSweepLimit
+	}
+	return &Redis{c: c, prefix: o.Prefix, retention: o.Retention, sweepLimit: o.SweepLimit, s: newScripts()}
+}
+
+// Close closes the Redis client.
+func (r *Redis) Close() error { return r.c.Close() }
+
+func (r *Redis) feedKey(feedID, suffix string) string { return r.prefix + "f:" + feedID + ":" + suffix }
+func (r *Redis) qKey(suffix string) string            { return r.prefix + "q:" + suffix }
+
+// Diff implements [Store.Diff] in one script.
+func (r *Redis) Diff(ctx context.Context, feedID string, items []Item, v *Validators, now time.Time) (Diff, error) {
+	if err := checkItems(feedID, items); err != nil {
+		return Diff{}, err
+	}
+	store, etag, lm := "0", "", ""
+	if v != nil {
+		store, etag, lm = "1", v.ETag, v.LastModified
+	}
+	args := make([]any, 0, 8+2*len(items))
+	args = append(args, ms(now), ms(now.Add(-r.retention)), r.sweepLimit, store, etag, lm, feedID, len(items))
+	for _, it := range items {
+		args = append(args, it.ExternalID, it.Hash)
+	}
+	keys := []string{r.feedKey(feedID, "seen"), r.feedKey(feedID, "rec"), r.feedKey(feedID, "val"), r.qKey("data")}
+	res, err := r.s.diff.Run(ctx, r.c, keys, args...).Slice()
+	if err != nil {
+		return Diff{}, fmt.Errorf("redis diff feed %q: %w", feedID, err)
+	}
+	if len(res) != 4 {
+		return Diff{}, fmt.Errorf("redis diff feed %q: unexpected reply %v", feedID, res)
+	}
+	codes, _ := res[0].(string)
+	if len(codes) != len(items) {
+		return Diff{}, fmt.Errorf("redis diff feed %q: %d verdicts for %d items", feedID, len(codes), len(items))
+	}
+	d := Diff{Status: make([]Status, len(codes)), Known: res[1] == int64(1), ValidatorsStored: res[2] == int64(1)}
+	for i := range len(codes) {
+		d.Status[i] = Status(codes[i])
+	}
+	if n, ok := res[3].(int64); ok {
+		d.Expired = int(n)
+	}
+	return d, nil
+}
+
+// Commit implements [Store.Commit] in one script.
+func (r *Redis) Commit(ctx context.Context, feedID string, changes []Change, v *Validators, now time.Time) ([]Outcome, error) {
+	if err := checkChanges(feedID, changes); err != nil {
+		return nil, err
+	}
+	store, etag, lm := "0", "", ""
+	if v != nil {
+		store, etag, lm = "1", v.ETag, v.LastModified
+	}
+	args := make([]any, 0, 6+5*len(changes))
+	args = append(args, ms(now), feedID, store, etag, lm, len(changes))
+	for _, c := range changes {
+		args = append(args, c.ExternalID, c.Hash, c.Type, string(c.Action), c.Data)
+	}
+	keys := []string{
+		r.feedKey(feedID, "seen"), r.feedKey(feedID, "rec"), r.feedKey(feedID, "val"),
+		r.qKey("due"), r.qKey("dead"), r.qKey("data"), r.qKey("meta"),
+	}
+	codes, err := r.s.commit.Run(ctx, r.c, keys, args...).Text()
+	if err != nil {
+		return nil, fmt.Errorf("redis commit feed %q: %w", feedID, err)
+	}
+	if len(codes) != len(changes) {
+		return nil, fmt.Errorf("redis commit feed %q: %d outcomes for %d changes", feedID, len(codes), len(changes))
+	}
+	out := make([]Outcome, len(codes))
+	for i := range len(codes) {
+		out[i] = Outcome(codes[i])
+	}
+	return out, nil
+}
+
+// Validators implements [Store.Validators].
+func (r *Redis) Validators(ctx context.Context, feedID string) (Validators, bool, error) {
+	if err := checkFeedID(feedID); err != nil {
+		return Validators{}, false, err
+	}
+	vals, err := r.c.HMGet(ctx, r.feedKey(feedID, "val"), "etag", "lm", "at").Result()
+	if err != nil {
+		return Validators{}, false, fmt.Errorf("redis validators of feed %q: %w", feedID, err)
+	}
+	if vals[2] == nil {
+		return Validators{}, false, nil
+	}
+	etag, _ := vals[0].(string)
+	lm, _ := vals[1].(string)
+	return Validators{ETag: etag, LastModified: lm}, true, nil
+}
+
+// Record implements [Store.Record] in one pipeline.
+func (r *Redis) Record(ctx context.Context, k Key) (Record, bool, error) {
+	if err := k.check(); err != nil {
+		return Record{}, false, err
+	}
+	var rec *redis.StringCmd
+	var seen *redis.FloatCmd
+	_, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		rec = p.HGet(ctx, r.feedKey(k.FeedID, "rec"), k.ExternalID)
+		seen = p.ZScore(ctx, r.feedKey(k.FeedID, "seen"), k.ExternalID)
+		return nil
+	})
+	if errors.Is(err, redis.Nil) && errors.Is(rec.Err(), redis.Nil) {
+		return Record{}, false, nil
+	}
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return Record{}, false, fmt.Errorf("redis record %s: %w", k, err)
+	}
+	out, err := parseRecord(rec.Val())
+	if err != nil {
+		return Record{}, false, fmt.Errorf("redis record %s: %w", k, err)
+	}
+	out.LastSeen = fromMS(int64(seen.Val()))
+	return out, true, nil
+}
+
+// Claim implements [Store.Claim] in one script.
+func (r *Redis) Claim(ctx context.Context, owner string, max int, ttl time.Duration, now time.Time) ([]Claimed, time.Time, error) {
+	if max <= 0 || owner == "" || ttl <= 0 {
+		return nil, time.Time{}, fmt.Errorf("claim: %w: want an owner, max > 0 and ttl > 0", ErrInvalid)
+	}
+	keys := []string{r.qKey("due"), r.qKey("data"), r.qKey("meta")}
+	res, err := r.s.claim.Run(ctx, r.c, keys, ms(now), max, ttl.Milliseconds(), owner, r.prefix).Slice()
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("redis claim: %w", err)
+	}
+	if len(res) != 2 {
+		return nil, time.Time{}, fmt.Errorf("redis claim: unexpected reply %v", res)
+	}
+	rows, _ := res[0].([]any)
+	out := make([]Claimed, 0, len(rows))
+	for _, row := range rows {
+		f, _ := row.([]any)
+		if len(f) != 4 {
+			return nil, time.Time{}, fmt.Errorf("redis claim: unexpected row %v", row)
+		}
+		member, _ := f[0].(string)
+		data, _ := f[1].(string)
+		meta, _ := f[2].(string)
+		recs, _ := f[3].(string)
+		k, err := ParseKey(member)
+		if err != nil {
+			return nil, time.Time{}, fmt.Errorf("redis claim: %w", err)
+		}
+		c := Claimed{Key: k, Data: []byte(data)}
+		m, err := parseMeta(meta)
+		if err != nil {
+			return nil, time.Time{}, fmt.Errorf("redis claim %s: %w", k, err)
+		}
+		c.Hash, c.Attempts, c.Enqueued = m.hash, m.attempts, fromMS(m.enqueued)
+		if recs != "" {
+			if c.Record, err = parseRecord(recs); err != nil {
+				return nil, time.Time{}, fmt.Errorf("redis claim %s: %w", k, err)
+			}
+		}
+		out = append(out, c)
+	}
+	var next time.Time
+	if s, _ := res[1].(string); s != "" {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, time.Time{}, fmt.Errorf("redis claim: next due %q: %w", s, err)
+		}
+		next = fromMS(int64(f))
+	}
+	return out, next, nil
+}
+
+// Settle implements [Store.Settle] in one script.
+func (r *Redis) Settle(ctx context.Context, k Key, owner string, s Settlement, now time.Time) (bool, error) {
+	if err := k.check(); err != nil {
+		return false, err
+	}
+	kind, err := s.kindName()
+	if err != nil {
+		return false, err
+	}
+	if err := checkToken("hash", s.Hash); err != nil {
+		return false, err
+	}
+	if err := checkToken("type", s.Type); err != nil {
+		return false, err
+	}
+	cid := ""
+	if s.ContentID != 0 {
+		cid = strconv.FormatInt(s.ContentID, 10)
+	}
+	keys := []string{r.qKey("due"), r.qKey("dead"), r.qKey("data"), r.qKey("meta")}
+	held, err := r.s.settle.Run(ctx, r.c, keys,
+		r.prefix, k.String(), owner, kind, ms(now), cid, s.Type, s.Hash, ms(s.Next),
+		s.Status, oneLine(s.Reason), boolArg(s.Ambiguous), boolArg(s.ForgetContent)).Int()
+	if err != nil {
+		return false, fmt.Errorf("redis settle %s (%s): %w", k, kind, err)
+	}
+	return held == 1, nil
+}
+
+// DeadLetters implements [Store.DeadLetters] in two round trips.
+func (r *Redis) DeadLetters(ctx context.Context) ([]DeadLetter, error) {
+	zs, err := r.c.ZRangeWithScores(ctx, r.qKey("dead"), 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redis dead letters: %w", err)
+	}
+	if len(zs) == 0 {
+		return nil, nil
+	}
+	members := make([]string, len(zs))
+	for i, z := range zs {
+		members[i], _ = z.Member.(string)
+	}
+	var data, meta *redis.SliceCmd
+	if _, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		data = p.HMGet(ctx, r.qKey("data"), members...)
+		meta = p.HMGet(ctx, r.qKey("meta"), members...)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("redis dead letters: %w", err)
+	}
+	out := make([]DeadLetter, 0, len(zs))
+	for i, member := range members {
+		k, err := ParseKey(member)
+		if err != nil {
+			return nil, fmt.Errorf("redis dead letters: %w", err)
+		}
+		d := DeadLetter{ID: member, Key: k, At: fromMS(int64(zs[i].Score))}
+		if s, ok := data.Val()[i].(string); ok {
+			d.Data = []byte(s)
+		}
+		if s, ok := meta.Val()[i].(string); ok {
+			m, err := parseMeta(s)
+			if err != nil {
+				return nil, fmt.Errorf("redis dead letter %s: %w", member, err)
+			}
+			d.Hash, d.Attempts, d.Status, d.Reason, d.Enqueued = m.hash, m.attempts, m.status, m.reason, fromMS(m.enqueued)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// RetryDeadLetter implements [Store.RetryDeadLetter].
+func (r *Redis) RetryDeadLetter(ctx context.Context, id string, now time.Time) (bool, error) {
+	if _, err := ParseKey(id); err != nil {
+		return false, err
+	}
+	n, err := r.retryDead(ctx, id, now)
+	return n == 1, err
+}
+
+// RetryDeadLetters implements [Store.RetryDeadLetters].
+func (r *Redis) RetryDeadLetters(ctx context.Context, now time.Time) (int, error) {
+	return r.retryDead(ctx, "", now)
+}
+
+func (r *Redis) retryDead(ctx context.Context, id string, now time.Time) (int, error) {
+	keys := []string{r.qKey("due"), r.qKey("dead"), r.qKey("meta")}
+	n, err := r.s.retryDead.Run(ctx, r.c, keys, r.prefix, ms(now), id).Int()
+	if err != nil {
+		return 0, fmt.Errorf("redis retry dead letters: %w", err)
+	}
+	return n, nil
+}
+
+// Stats implements [Store.Stats] in one pipeline.
+func (r *Redis) Stats(ctx context.Context, now time.Time) (Stats, error) {
+	var outbox, dead, due *redis.IntCmd
+	if _, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		outbox = p.ZCard(ctx, r.qKey("due"))
+		dead = p.ZCard(ctx, r.qKey("dead"))
+		due = p.ZCount(ctx, r.qKey("due"), "-inf", strconv.FormatInt(ms(now), 10))
+		return nil
+	}); err != nil {
+		return Stats{}, fmt.Errorf("redis stats: %w", err)
+	}
+	return Stats{Outbox: int(outbox.Val()), Due: int(due.Val()), DeadLetters: int(dead.Val())}, nil
+}
+
+// AcquireLease implements [Store.AcquireLease] (SET NX PX, or extend if
+// owned).
+func (r *Redis) AcquireLease(ctx context.Context, name, owner string, ttl time.Duration) (bool, error) {
+	return r.lease(ctx, r.s.acquireLease, "acquire", name, owner, ttl)
+}
+
+// RenewLease implements [Store.RenewLease] (compare-and-pexpire).
+func (r *Redis) RenewLease(ctx context.Context, name, owner string, ttl time.Duration) (bool, error) {
+	return r.lease(ctx, r.s.renewLease, "renew", name, owner, ttl)
+}
+
+// ReleaseLease implements [Store.ReleaseLease] (compare-and-delete).
+func (r *Redis) ReleaseLease(ctx context.Context, name, owner string) error {
+	_, err := r.lease(ctx, r.s.releaseLease, "release", name, owner, 0)
+	return err
+}
+
+func (r *Redis) lease(ctx context.Context, s *redis.Script, op, name, owner string, ttl time.Duration) (bool, error) {
+	if name == "" || owner == "" {
+		return false, fmt.Errorf("%s lease: %w: empty name or owner", op, ErrInvalid)
+	}
+	if op != "release" && ttl < time.Millisecond {
+		return false, fmt.Errorf("%s lease %q: %w: ttl under 1ms", op, name, ErrInvalid)
+	}
+	n, err := s.Run(ctx, r.c, []string{r.prefix + "lease:" + name}, owner, ttl.Milliseconds()).Int()
+	if err != nil {
+		return false, fmt.Errorf("redis %s lease %q: %w", op, name, err)
+	}
+	return n == 1, nil
+}
+
+func (s Settlement) kindName() (string, error) {
+	switch s.Kind {
+	case Delivered:
+		if s.ContentID <= 0 {
+			return "", fmt.Errorf("settle delivered: %w: no content id", ErrInvalid)
+		}
+		return "delivered", nil
+	case Retry:
+		if s.Next.IsZero() {
+			return "", fmt.Errorf("settle retry: %w: no next attempt time", ErrInvalid)
+		}
+		return "retry", nil
+	case Dead:
+		return "dead", nil
+	case Removed:
+		return "removed", nil
+	case Release:
+		return "release", nil
+	}
+	return "", fmt.Errorf("settle: %w: unknown kind %d", ErrInvalid, s.Kind)
+}
+
+func boolArg(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// oneLine keeps reasons on one line so a listing stays readable.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// parseRecord decodes "1|hash|phash|cid|type|first|pub|pend|state".
+func parseRecord(s string) (Record, error) {
+	f := strings.SplitN(s, "|", 9)
+	if len(f) != 9 || f[0] != "1" {
+		return Record{}, fmt.Errorf("malformed record %q", s)
+	}
+	var r Record
+	var err error
+	r.Hash, r.PublishedHash, r.Type, r.PendingHash = f[1], f[2], f[4], f[7]
+	if f[3] != "" {
+		if r.ContentID, err = strconv.ParseInt(f[3], 10, 64); err != nil {
+			return Record{}, fmt.Errorf("malformed record %q: content id: %w", s, err)
+		}
+	}
+	first, err1 := parseMSField(f[5])
+	pub, err2 := parseMSField(f[6])
+	if err := errors.Join(err1, err2); err != nil {
+		return Record{}, fmt.Errorf("malformed record %q: %w", s, err)
+	}
+	r.FirstSeen, r.LastPublished = first, pub
+	if f[8] != "" {
+		r.State = State(f[8][0])
+	}
+	return r, nil
+}
+
+type meta struct {
+	attempts int
+	enqueued int64
+	hash     string
+	status   int
+	reason   string
+}
+
+// parseMeta decodes "attempts|enqueued|hash|status|reason".
+func parseMeta(s string) (meta, error) {
+	f := strings.SplitN(s, "|", 5)
+	if len(f) != 5 {
+		return meta{}, fmt.Errorf("malformed outbox meta %q", s)
+	}
+	a, err1 := strconv.Atoi(f[0])
+	enq, err2 := strconv.ParseInt(f[1], 10, 64)
+	st, err3 := strconv.Atoi(f[3])
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return meta{}, fmt.Errorf("malformed outbox meta %q: %w", s, err)
+	}
+	return meta{attempts: a, enqueued: enq, hash: f[2], status: st, reason: f[4]}, nil
+}
+
+func parseMSField(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return fromMS(v), nil
+}

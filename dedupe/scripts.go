@@ -1,0 +1,347 @@
+package dedupe
+
+import "github.com/redis/go-redis/v9"
+
+// luaLib is prepended to every script: the record and meta codecs. Every
+// number stays a decimal string from Go, because Lua 5.1 prints large
+// numbers in exponent form ("1.7e+12").
+const luaLib = `
+local function split(s, n)
+  local t, i = {}, 1
+  while true do
+    if n and #t == n - 1 then t[#t+1] = string.sub(s, i); return t end
+    local j = string.find(s, "|", i, true)
+    if not j then t[#t+1] = string.sub(s, i); return t end
+    t[#t+1] = string.sub(s, i, j - 1)
+    i = j + 1
+  end
+end
+local function dec(s)
+  local t = split(s, 9)
+  return {h=t[2] or "", ph=t[3] or "", c=t[4] or "", ty=t[5] or "", fs=t[6] or "", lp=t[7] or "", pd=t[8] or "", st=t[9] or ""}
+end
+local function enc(r)
+  return table.concat({"1", r.h, r.ph, r.c, r.ty, r.fs, r.lp, r.pd, r.st}, "|")
+end
+local function mdec(s)
+  local t = split(s, 5)
+  return {a=t[1] or "0", enq=t[2] or "0", h=t[3] or "", st=t[4] or "0", why=t[5] or ""}
+end
+local function menc(m)
+  return table.concat({m.a, m.enq, m.h, m.st, m.why}, "|")
+end
+local function member_parts(m)
+  return string.match(m, "^([^/]*)/(.*)$")
+end
+`
+
+// diffSrc: KEYS seen, rec, val, q:data. ARGV now, cutoff, sweep limit,
+// store validators ("1"), etag, lm, feed, n, then n pairs (external id,
+// hash). Returns {codes, known, stored, expired}.
+const diffSrc = luaLib + `
+local now, cutoff, limit = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local feed, n = ARGV[7], tonumber(ARGV[8])
+local known = redis.call("EXISTS", KEYS[3]) == 1 or redis.call("ZCARD", KEYS[1]) > 0
+local codes, dirty = {}, false
+for i = 0, n - 1, 500 do
+  local last = math.min(i + 499, n - 1)
+  local fields = {}
+  for j = i, last do fields[#fields+1] = ARGV[9 + 2*j] end
+  local recs = redis.call("HMGET", KEYS[2], unpack(fields))
+  for k = 1, #recs do
+    local s = recs[k]
+    if not s then
+      codes[#codes+1] = "n"; dirty = true
+    else
+      local r = dec(s)
+      if r.h ~= ARGV[10 + 2*(i + k - 1)] then
+        codes[#codes+1] = "c"; dirty = true
+      elseif r.st == "s" then
+        codes[#codes+1] = "s"
+      else
+        codes[#codes+1] = "u"
+      end
+    end
+  end
+  -- Refresh only items that already have a record; new ones get theirs
+  -- from Commit, so a failed Commit leaves no half-known item behind.
+  local z = {}
+  for k = 1, #recs do
+    if recs[k] then z[#z+1] = now; z[#z+1] = fields[k] end
+  end
+  if #z > 0 then redis.call("ZADD", KEYS[1], unpack(z)) end
+end
+local expired = 0
+if limit > 0 then
+  local old = redis.call("ZRANGEBYSCORE", KEYS[1], "-inf", "(" .. cutoff, "LIMIT", 0, limit)
+  for _, ext in ipairs(old) do
+    if redis.call("HEXISTS", KEYS[4], feed .. "/" .. ext) == 1 then
+      redis.call("ZADD", KEYS[1], now, ext)
+    else
+      redis.call("ZREM", KEYS[1], ext)
+      redis.call("HDEL", KEYS[2], ext)
+      expired = expired + 1
+    end
+  end
+end
+local stored = 0
+if not dirty and ARGV[4] == "1" then
+  redis.call("HSET", KEYS[3], "etag", ARGV[5], "lm", ARGV[6], "at", now)
+  stored = 1
+end
+return {table.concat(codes), known and 1 or 0, stored, expired}
+`
+
+// commitSrc: KEYS seen, rec, val, q:due, q:dead, q:data, q:meta. ARGV
+// now, feed, store validators ("1"), etag, lm, n, then n tuples (external
+// id, hash, type, action, data). Returns the outcome codes.
+const commitSrc = luaLib + `
+local now, feed, n = ARGV[1], ARGV[2], tonumber(ARGV[6])
+local function enqueue(member, hash, data)
+  redis.call("HSET", KEYS[6], member, data)
+  local due = redis.call("ZSCORE", KEYS[4], member)
+  local ms = redis.call("HGET", KEYS[7], member)
+  local m
+  if due and ms then
+    -- Already queued: the newer payload replaces the older one, and the
+    -- entry keeps its backoff so a failing item is not hammered.
+    m = mdec(ms); m.h = hash
+  else
+    m = {a="0", enq=now, h=hash, st="0", why=""}
+    redis.call("ZADD", KEYS[4], now, member)
+    redis.call("ZREM", KEYS[5], member)
+  end
+  redis.call("HSET", KEYS[7], member, menc(m))
+end
+local out = {}
+for i = 0, n - 1 do
+  local b = 7 + 5*i
+  local ext, hash, ty, act, data = ARGV[b], ARGV[b+1], ARGV[b+2], ARGV[b+3], ARGV[b+4]
+  local member = feed .. "/" .. ext
+  local s = redis.call("HGET", KEYS[2], ext)
+  local o
+  local r
+  if not s then
+    r = {h=hash, ph="", c="", ty=ty, fs=now, lp="", pd="", st=""}
+    if act == "s" then
+      r.st = "s"; o = "s"
+    else
+      enqueue(member, hash, data); o = "n"
+    end
+  else
+    r = dec(s); o = "u"
+    if r.h ~= hash then
+      r.h = hash
+      if r.st == "" or r.st == "d" then
+        r.st = ""
+        if r.c == "" then r.ty = ty end
+        enqueue(member, hash, data); o = "c"
+      end
+    end
+    if act == "b" and r.st == "s" then
+      r.st = ""; r.ty = ty
+      enqueue(member, hash, data); o = "b"
+    end
+  end
+  redis.call("HSET", KEYS[2], ext, enc(r))
+  redis.call("ZADD", KEYS[1], now, ext)
+  out[#out+1] = o
+end
+if ARGV[3] == "1" then
+  redis.call("HSET", KEYS[3], "etag", ARGV[4], "lm", ARGV[5], "at", now)
+end
+return table.concat(out)
+`
+
+// claimSrc: KEYS q:due, q:data, q:meta. ARGV now, max, ttl ms, owner,
+// prefix. Returns {{member, data, meta, record}...}, next unclaimed score.
+const claimSrc = luaLib + `
+local now, max, ttl, owner, prefix = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5]
+local out = {}
+local offset, scanned = 0, 0
+while #out < max and scanned < 1000 do
+  local batch = redis.call("ZRANGEBYSCORE", KEYS[1], "-inf", now, "LIMIT", offset, 100)
+  if #batch == 0 then break end
+  for _, member in ipairs(batch) do
+    scanned = scanned + 1
+    if #out < max then
+      local ck = prefix .. "claim:" .. member
+      if redis.call("SET", ck, owner, "NX", "PX", ttl) then
+        local data = redis.call("HGET", KEYS[2], member)
+        local ms = redis.call("HGET", KEYS[3], member)
+        local feed, ext = member_parts(member)
+        if not data or not ms or not feed then
+          -- An entry without its payload cannot be delivered; drop it
+          -- rather than spin on it.
+          redis.call("ZREM", KEYS[1], member)
+          redis.call("DEL", ck)
+        else
+          local rk = prefix .. "f:" .. feed .. ":rec"
+          local s = redis.call("HGET", rk, ext)
+          if s then
+            local r = dec(s)
+            if r.c == "" then
+              r.pd = mdec(ms).h
+              redis.call("HSET", rk, ext, enc(r))
+            end
+          end
+          out[#out+1] = {member, data, ms, s or ""}
+        end
+      end
+    end
+  end
+  offset = offset + #batch
+end
+if #out > 0 then return {out, ""} end
+local first = redis.call("ZRANGE", KEYS[1], 0, 99, "WITHSCORES")
+for i = 1, #first, 2 do
+  if redis.call("EXISTS", prefix .. "claim:" .. first[i]) == 0 then
+    return {out, first[i+1]}
+  end
+end
+return {out, ""}
+`
+
+// settleSrc: KEYS q:due, q:dead, q:data, q:meta. ARGV prefix, member,
+// owner, kind, now, content id, type, hash, next, status, reason,
+// ambiguous, forget. Returns 1 if owner still held the claim.
+const settleSrc = luaLib + `
+local prefix, member, owner, kind, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local feed, ext = member_parts(member)
+local rk = prefix .. "f:" .. feed .. ":rec"
+local ck = prefix .. "claim:" .. member
+local held = redis.call("GET", ck) == owner
+local s = redis.call("HGET", rk, ext)
+local r
+if s then r = dec(s) else r = {h=ARGV[8], ph="", c="", ty=ARGV[7], fs=now, lp="", pd="", st=""} end
+local ms = redis.call("HGET", KEYS[4], member)
+local m
+if ms then m = mdec(ms) end
+local function drop()
+  redis.call("ZREM", KEYS[1], member)
+  redis.call("ZREM", KEYS[2], member)
+  redis.call("HDEL", KEYS[3], member)
+  redis.call("HDEL", KEYS[4], member)
+end
+local function failed()
+  m.a = string.format("%d", tonumber(m.a) + 1)
+  m.st = ARGV[10]; m.why = ARGV[11]
+end
+local write = s ~= false and s ~= nil
+if kind == "delivered" then
+  r.c = ARGV[6]; r.ty = ARGV[7]; r.ph = ARGV[8]; r.lp = now; r.pd = ""; r.st = ""
+  write = true
+  if m then
+    if m.h == ARGV[8] then
+      drop()
+    else
+      -- A newer hash was accepted while this one was in flight: deliver
+      -- it next, as an update, without waiting.
+      m.a = "0"; m.st = "0"; m.why = ""
+      redis.call("HSET", KEYS[4], member, menc(m))
+      redis.call("ZADD", KEYS[1], now, member)
+    end
+  end
+elseif kind == "retry" then
+  if ARGV[12] ~= "1" then r.pd = "" end
+  if ARGV[13] == "1" then r.c = ""; r.ph = "" end
+  if m then
+    failed()
+    redis.call("HSET", KEYS[4], member, menc(m))
+    redis.call("ZADD", KEYS[1], ARGV[9], member)
+  end
+elseif kind == "dead" then
+  if ARGV[12] ~= "1" then r.pd = "" end
+  r.st = "d"
+  if m then
+    failed()
+    redis.call("HSET", KEYS[4], member, menc(m))
+    redis.call("ZREM", KEYS[1], member)
+    redis.call("ZADD", KEYS[2], now, member)
+  end
+elseif kind == "removed" then
+  r.pd = ""; r.st = "r"
+  drop()
+end
+if write then redis.call("HSET", rk, ext, enc(r)) end
+if held then redis.call("DEL", ck) end
+return held and 1 or 0
+`
+
+// retryDeadSrc: KEYS q:due, q:dead, q:meta. ARGV prefix, now, member
+// ("" for all). Returns how many were queued again.
+const retryDeadSrc = luaLib + `
+local prefix, now, one = ARGV[1], ARGV[2], ARGV[3]
+local members
+if one == "" then
+  members = redis.call("ZRANGE", KEYS[2], 0, -1)
+elseif redis.call("ZSCORE", KEYS[2], one) then
+  members = {one}
+else
+  return 0
+end
+for _, member in ipairs(members) do
+  redis.call("ZREM", KEYS[2], member)
+  redis.call("ZADD", KEYS[1], now, member)
+  local ms = redis.call("HGET", KEYS[3], member)
+  if ms then
+    local m = mdec(ms)
+    m.a = "0"
+    redis.call("HSET", KEYS[3], member, menc(m))
+  end
+  local feed, ext = member_parts(member)
+  local rk = prefix .. "f:" .. feed .. ":rec"
+  local s = redis.call("HGET", rk, ext)
+  if s then
+    local r = dec(s)
+    if r.st == "d" then r.st = "" end
+    redis.call("HSET", rk, ext, enc(r))
+  end
+end
+return #members
+`
+
+// Lease scripts: KEYS lease key; ARGV owner, ttl ms.
+const (
+	acquireLeaseSrc = `
+if redis.call("GET", KEYS[1]) == ARGV[1] then
+  redis.call("PEXPIRE", KEYS[1], ARGV[2])
+  return 1
+end
+if redis.call("SET", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then return 1 end
+return 0
+`
+	renewLeaseSrc = `
+if redis.call("GET", KEYS[1]) == ARGV[1] then
+  redis.call("PEXPIRE", KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+`
+	releaseLeaseSrc = `
+if redis.call("GET", KEYS[1]) == ARGV[1] then
+  return redis.call("DEL", KEYS[1])
+end
+return 0
+`
+)
+
+// scripts are the store's Lua scripts; go-redis runs them by digest and
+// loads them on NOSCRIPT (after a Redis restart, for instance).
+type scripts struct {
+	diff, commit, claim, settle, retryDead *redis.Script
+	acquireLease, renewLease, releaseLease *redis.Script
+}
+
+func newScripts() scripts {
+	return scripts{
+		diff:         redis.NewScript(diffSrc),
+		commit:       redis.NewScript(commitSrc),
+		claim:        redis.NewScript(claimSrc),
+		settle:       redis.NewScript(settleSrc),
+		retryDead:    redis.NewScript(retryDeadSrc),
+		acquireLease: redis.NewScript(acquireLeaseSrc),
+		renewLease:   redis.NewScript(renewLeaseSrc),
+		releaseLease: redis.NewScript(releaseLeaseSrc),
+	}
+}

@@ -1,0 +1,142 @@
+package publish
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+
+	"github.com/feedworker/feedworker/acs"
+	"github.com/feedworker/feedworker/transform"
+)
+
+// API is what the publisher needs from the service. [ACS] implements it
+// over an *acs.Client. Failures the service answered are reported as
+// *acs.Error (see [acs.Error]); anything else counts as a transport failure.
+type API interface {
+	// Create posts p to its type's path and returns the new content id.
+	Create(ctx context.Context, p *transform.Payload) (int64, error)
+	// Update puts p to /v3/{p.Type}/{id}.
+	Update(ctx context.Context, id int64, p *transform.Payload) error
+	// Find looks content up by external id; a zero Found.ID means none.
+	Find(ctx context.Context, externalID string) (Found, error)
+	// Categories lists every category of the service.
+	Categories(ctx context.Context) ([]Category, error)
+	// CreateCategory creates a category named name.
+	CreateCategory(ctx context.Context, name string) (Category, error)
+}
+
+// Found is content found by external id.
+type Found struct {
+	ID   int64
+	Type string
+}
+
+// Category is a category of the service.
+type Category struct {
+	ID   int64
+	Name string
+}
+
+// ACS is the [API] over an *acs.Client. It turns a payload into the create
+// or update request of its type, dropping the fields the type lacks (an
+// Event has no publish date, a Story no external URL, a Need sends its
+// quantity and date only on create and its URL only on update).
+type ACS struct {
+	c *acs.Client
+}
+
+var _ API = (*ACS)(nil)
+
+// NewACS returns the API over c.
+func NewACS(c *acs.Client) *ACS { return &ACS{c: c} }
+
+// Create implements [API.Create].
+func (a *ACS) Create(ctx context.Context, p *transform.Payload) (int64, error) {
+	var out *acs.Content
+	var err error
+	switch p.Type {
+	case transform.TypeStory:
+		out, _, err = a.c.Stories.Create(ctx, storyCreate(p))
+	case transform.TypeLink:
+		out, _, err = a.c.Links.Create(ctx, linkCreate(p))
+	case transform.TypeEvent:
+		out, _, err = a.c.Events.Create(ctx, eventCreate(p))
+	case transform.TypeNeed:
+		out, _, err = a.c.Needs.Create(ctx, needCreate(p))
+	default:
+		return 0, fmt.Errorf("create %q: %w: unknown content type %q", p.ExternalID, acs.ErrInvalid, p.Type)
+	}
+	if err != nil {
+		return 0, err
+	}
+	if out == nil || out.ID == 0 {
+		// A 2xx without an id cannot be recorded; the next attempt finds
+		// the item by external id.
+		return 0, fmt.Errorf("create %s %q: the answer carries no id", p.Type, p.ExternalID)
+	}
+	return out.ID, nil
+}
+
+// Update implements [API.Update].
+func (a *ACS) Update(ctx context.Context, id int64, p *transform.Payload) error {
+	var err error
+	switch p.Type {
+	case transform.TypeStory:
+		_, _, err = a.c.Stories.Update(ctx, id, storyUpdate(p))
+	case transform.TypeLink:
+		_, _, err = a.c.Links.Update(ctx, id, linkUpdate(p))
+	case transform.TypeEvent:
+		_, _, err = a.c.Events.Update(ctx, id, eventUpdate(p))
+	case transform.TypeNeed:
+		_, _, err = a.c.Needs.Update(ctx, id, needUpdate(p))
+	default:
+		return fmt.Errorf("update %q: %w: unknown content type %q", p.ExternalID, acs.ErrInvalid, p.Type)
+	}
+	return err
+}
+
+// Find implements [API.Find] with GET /v3/content and an external_id eq
+// filter. When a past fault left several items, the oldest is taken.
+func (a *ACS) Find(ctx context.Context, externalID string) (Found, error) {
+	items, _, err := a.c.Content.List(ctx, &acs.ListOptions{PageSize: 100, Filter: acs.Filter{}.Eq("external_id", externalID)})
+	if err != nil {
+		return Found{}, err
+	}
+	var best *acs.Content
+	for _, it := range items {
+		if it == nil || it.ExternalID == nil || *it.ExternalID != externalID {
+			continue // a server that ignores the filter must not mislead us
+		}
+		if best == nil || it.ID < best.ID {
+			best = it
+		}
+	}
+	if best == nil {
+		return Found{}, nil
+	}
+	return Found{ID: best.ID, Type: best.Type}, nil
+}
+
+// Categories implements [API.Categories], walking every page.
+func (a *ACS) Categories(ctx context.Context) ([]Category, error) {
+	var out []Category
+	for c, err := range a.c.Categories.All(ctx, &acs.ListOptions{PageSize: 500}) {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Category{ID: c.ID, Name: c.Description})
+	}
+	return out, nil
+}
+
+// CreateCategory implements [API.CreateCategory].
+func (a *ACS) CreateCategory(ctx context.Context, name string) (Category, error) {
+	c, _, err := a.c.Categories.Create(ctx, &acs.CategoryCreate{Description: name})
+	if err != nil {
+		return Category{}, err
+	}
+	if c == nil || c.ID == 0 {
+		return Category{}, fmt.Errorf("create category %q: the answer carries no id", name)
+	}
+	return Category{ID: c.ID, Name: cmp.Or(c.Description, name)}, nil
+}

@@ -1,0 +1,78 @@
+package publish
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the publisher's collectors (names in docs/ARCHITECTURE.md).
+type metrics struct {
+	items       *prometheus.CounterVec
+	requests    *prometheus.CounterVec
+	storeDur    *prometheus.HistogramVec
+	storeErrs   *prometheus.CounterVec
+	outboxDepth prometheus.Gauge
+	deadLetters prometheus.Gauge
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		items: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "feedworker_items_total",
+			Help: "Feed items by outcome: seen (recorded without publishing), new, duplicate, updated, filtered, failed.",
+		}, []string{"feed", "outcome"}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "feedworker_publish_requests_total",
+			Help: "Deliveries to the API by content type and outcome: created, updated, recovered, retry, dead_letter, removed.",
+		}, []string{"type", "outcome"}),
+		storeDur: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "feedworker_store_operation_duration_seconds",
+			Help:    "Duration of dedupe store operations.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"op"}),
+		storeErrs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "feedworker_store_errors_total",
+			Help: "Failed dedupe store operations.",
+		}, []string{"op"}),
+		outboxDepth: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "feedworker_outbox_depth",
+			Help: "Items queued for delivery, due or waiting for a retry.",
+		}),
+		deadLetters: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "feedworker_dead_letters",
+			Help: "Items whose delivery failed permanently, waiting for feedworker deadletters retry.",
+		}),
+	}
+	if reg == nil {
+		return m, nil
+	}
+	var err error
+	// feedworker_items_total is shared with the worker, which counts the
+	// filtered and failed outcomes: whoever registers second reuses the
+	// first one's collector.
+	if m.items, err = register(reg, m.items); err != nil {
+		return nil, err
+	}
+	for _, c := range []prometheus.Collector{m.requests, m.storeDur, m.storeErrs, m.outboxDepth, m.deadLetters} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("register metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
+	err := reg.Register(c)
+	var are prometheus.AlreadyRegisteredError
+	if errors.As(err, &are) {
+		if existing, ok := are.ExistingCollector.(C); ok {
+			return existing, nil
+		}
+	}
+	if err != nil {
+		return c, fmt.Errorf("register metrics: %w", err)
+	}
+	return c, nil
+}

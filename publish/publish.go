@@ -1,0 +1,386 @@
+package publish
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/feedworker/feedworker/dedupe"
+	"github.com/feedworker/feedworker/transform"
+)
+
+// Defaults used when [Options] leave a field zero.
+const (
+	DefaultWorkers       = 4
+	DefaultClaimTTL      = 5 * time.Minute
+	DefaultSendTimeout   = 30 * time.Second
+	DefaultShutdownGrace = 30 * time.Second
+	DefaultBaseBackoff   = time.Second
+	DefaultMaxBackoff    = time.Hour
+	DefaultPollInterval  = time.Second
+	DefaultStatsInterval = 15 * time.Second
+	DefaultCategoryTTL   = time.Minute
+)
+
+// ErrNotFound is returned by RetryDeadLetter for an id with no dead letter.
+var ErrNotFound = errors.New("publish: no such dead letter")
+
+// Options configure [New]. Store and API are required.
+type Options struct {
+	Store dedupe.Store
+	API   API
+	// Logger receives one info line per publish and one warn or error line
+	// per failure (nil discards).
+	Logger *slog.Logger
+	// Registerer receives the publisher's metrics (nil registers none).
+	Registerer prometheus.Registerer
+
+	// Workers is how many items are sent at once (default 4).
+	Workers int
+	// ClaimTTL is how long a worker holds an item it is sending (default
+	// 5m); a worker that dies loses its claims after it.
+	ClaimTTL time.Duration
+	// SendTimeout bounds one item's delivery (default 30s, at most half of
+	// ClaimTTL so that a claim never expires under a live send).
+	SendTimeout time.Duration
+	// ShutdownGrace is how long in-flight sends may finish once Run's
+	// context is cancelled (default 30s).
+	ShutdownGrace time.Duration
+	// BaseBackoff and MaxBackoff bound the retry delay of one item
+	// (defaults 1s and 1h): BaseBackoff doubles per attempt, with jitter,
+	// up to MaxBackoff.
+	BaseBackoff time.Duration
+	MaxBackoff  time.Duration
+	// PollInterval is how often an idle Run looks for items queued by
+	// other processes (default 1s); items accepted by this process wake
+	// it at once.
+	PollInterval time.Duration
+	// StatsInterval is how often Run refreshes the outbox gauges (default
+	// 15s).
+	StatsInterval time.Duration
+	// CategoryTTL is the least time between two category list refreshes
+	// triggered by unknown names (default 1m).
+	CategoryTTL time.Duration
+	// Owner names this process in claims and leases (default host, pid and
+	// a random suffix).
+	Owner string
+}
+
+// FeedOptions are the per-feed settings Accept applies. They travel with
+// each queued item, so a delivery uses the settings of the poll that
+// queued it, in whichever process delivers it.
+type FeedOptions struct {
+	// InitialItems is how many of the newest items are published the first
+	// time a feed is seen (0: none); the rest are recorded as seen.
+	InitialItems int
+	// RecreateDeleted posts an item again when its update answers 404 (it
+	// was deleted on the service); otherwise it is recorded as removed and
+	// left alone.
+	RecreateDeleted bool
+	// CreateCategories creates category names the service does not have;
+	// otherwise they are dropped with a warning.
+	CreateCategories bool
+	// Dates are the feed's date rules, applied at send time with the
+	// first-seen time (see transform.Payload.ForSend).
+	Dates transform.DateRules
+	// BackfillSince, when set, also queues items recorded as seen but never
+	// published whose publish date is at or after it (feedworker backfill).
+	BackfillSince time.Time
+}
+
+// Counts say what Accept did with one fetch's items.
+type Counts struct {
+	// New were queued for a first publish (backfilled items included).
+	New int
+	// Updated changed since their last accepted version, and an update
+	// was queued.
+	Updated int
+	// Duplicate were known with the same hash, or changed but left alone
+	// (recorded as seen only, or removed on the service).
+	Duplicate int
+	// Seen were recorded without publishing (first sight beyond
+	// InitialItems).
+	Seen int
+	// Dropped were invalid (no external id, hash or known type, or a
+	// repeated external id) and ignored; counted as outcome "failed".
+	Dropped int
+}
+
+// Publisher decides POST, PUT or nothing for each item, and delivers the
+// outbox. Its methods are safe for concurrent use; Run (or Drain) should
+// run once per process.
+type Publisher struct {
+	store  dedupe.Store
+	api    API
+	log    *slog.Logger
+	m      *metrics
+	o      Options
+	cats   *categories
+	gate   gate
+	wakeCh chan struct{}
+
+	statsMu   sync.Mutex
+	lastStats time.Time
+}
+
+// New returns a publisher. It registers its metrics with o.Registerer.
+func New(o Options) (*Publisher, error) {
+	if o.Store == nil || o.API == nil {
+		return nil, errors.New("new publisher: Store and API are required")
+	}
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
+	o.Workers = cmp.Or(max(o.Workers, 0), DefaultWorkers)
+	o.ClaimTTL = cmp.Or(max(o.ClaimTTL, 0), DefaultClaimTTL)
+	o.SendTimeout = min(cmp.Or(max(o.SendTimeout, 0), DefaultSendTimeout), o.ClaimTTL/2)
+	o.ShutdownGrace = cmp.Or(max(o.ShutdownGrace, 0), DefaultShutdownGrace)
+	o.BaseBackoff = cmp.Or(max(o.BaseBackoff, 0), DefaultBaseBackoff)
+	o.MaxBackoff = max(cmp.Or(max(o.MaxBackoff, 0), DefaultMaxBackoff), o.BaseBackoff)
+	o.PollInterval = cmp.Or(max(o.PollInterval, 0), DefaultPollInterval)
+	o.StatsInterval = cmp.Or(max(o.StatsInterval, 0), DefaultStatsInterval)
+	o.CategoryTTL = cmp.Or(max(o.CategoryTTL, 0), DefaultCategoryTTL)
+	if o.Owner == "" {
+		o.Owner = defaultOwner()
+	}
+	m, err := newMetrics(o.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("new publisher: %w", err)
+	}
+	p := &Publisher{store: o.Store, log: o.Logger, m: m, o: o, wakeCh: make(chan struct{}, 1)}
+	p.api = gated{api: o.API, g: &p.gate}
+	p.cats = &categories{p: p}
+	return p, nil
+}
+
+func defaultOwner() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", cmp.Or(host, "host"), os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// envelope is what the outbox keeps per item: the payload and the feed
+// settings delivery needs.
+type envelope struct {
+	V                int                 `json:"v"`
+	Payload          transform.Payload   `json:"payload"`
+	RecreateDeleted  bool                `json:"recreate_deleted,omitempty"`
+	CreateCategories bool                `json:"create_categories,omitempty"`
+	Dates            transform.DateRules `json:"dates,omitzero"`
+}
+
+func validType(t string) bool {
+	switch t {
+	case transform.TypeStory, transform.TypeLink, transform.TypeEvent, transform.TypeNeed:
+		return true
+	}
+	return false
+}
+
+// Accept diffs one 200 poll's items against the store, queues new and
+// changed items in the durable outbox and stores the validators. When it
+// returns nil, every item is durable and the validators are stored; on an
+// error nothing is published and the validators are unchanged, so the next
+// poll sees the same items again. A poll with nothing new or changed costs
+// one store round trip; otherwise two.
+func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transform.Payload, v dedupe.Validators, o FeedOptions) (Counts, error) {
+	var c Counts
+	items := make([]dedupe.Item, 0, len(payloads))
+	kept := make([]*transform.Payload, 0, len(payloads))
+	seen := make(map[string]bool, len(payloads))
+	for i := range payloads {
+		pl := &payloads[i]
+		why := ""
+		switch {
+		case pl.ExternalID == "":
+			why = "no external id"
+		case pl.Hash == "" || strings.ContainsAny(pl.Hash, "|\n"):
+			why = "no usable hash"
+		case !validType(pl.Type):
+			why = fmt.Sprintf("unknown type %q", pl.Type)
+		case seen[pl.ExternalID]:
+			why = "external id repeated in one fetch"
+		}
+		if why != "" {
+			c.Dropped++
+			p.log.Warn("item dropped", "feed", feedID, "external_id", pl.ExternalID, "cause", why)
+			continue
+		}
+		seen[pl.ExternalID] = true
+		items = append(items, dedupe.Item{ExternalID: pl.ExternalID, Hash: pl.Hash})
+		kept = append(kept, pl)
+	}
+	backfill := !o.BackfillSince.IsZero()
+	diffV := &v
+	if backfill {
+		// A backfill always commits (seen-only items are invisible to
+		// Diff's "dirty"), and stores the validators there.
+		diffV = nil
+	}
+	now := time.Now()
+	var d dedupe.Diff
+	err := p.storeOp(ctx, "diff", func(ctx context.Context) (err error) {
+		d, err = p.store.Diff(ctx, feedID, items, diffV, now)
+		return err
+	})
+	if err != nil {
+		return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
+	}
+	if !backfill && !d.Dirty() {
+		c.Duplicate = len(items)
+		p.countItems(feedID, c)
+		return c, nil
+	}
+
+	act := make([]dedupe.Action, len(kept)) // 0: no change to send
+	if !d.Known {
+		// First sight: the newest InitialItems are published, the rest
+		// recorded as seen.
+		for rank, i := range newestFirst(kept) {
+			act[i] = dedupe.ActionSeeOnly
+			if rank < o.InitialItems {
+				act[i] = dedupe.ActionPublish
+			}
+		}
+	} else {
+		for i, s := range d.Status {
+			if s == dedupe.StatusNew || s == dedupe.StatusChanged {
+				act[i] = dedupe.ActionPublish
+			}
+		}
+	}
+	if backfill {
+		for i, pl := range kept {
+			if !pl.PublishDate.IsZero() && !pl.PublishDate.Before(o.BackfillSince) && d.Status[i] != dedupe.StatusUnchanged {
+				act[i] = dedupe.ActionBackfill
+			}
+		}
+	}
+	var changes []dedupe.Change
+	var idx []int
+	for i, a := range act {
+		if a == 0 {
+			continue
+		}
+		data, err := json.Marshal(envelope{V: 1, Payload: *kept[i], RecreateDeleted: o.RecreateDeleted, CreateCategories: o.CreateCategories, Dates: o.Dates})
+		if err != nil {
+			return Counts{}, fmt.Errorf("accept feed %s: encode %s: %w", feedID, kept[i].ExternalID, err)
+		}
+		changes = append(changes, dedupe.Change{ExternalID: kept[i].ExternalID, Hash: kept[i].Hash, Type: kept[i].Type, Action: a, Data: data})
+		idx = append(idx, i)
+	}
+	var out []dedupe.Outcome
+	err = p.storeOp(ctx, "commit", func(ctx context.Context) (err error) {
+		out, err = p.store.Commit(ctx, feedID, changes, &v, now)
+		return err
+	})
+	if err != nil {
+		return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
+	}
+	c.Duplicate = len(items) - len(changes)
+	for _, oc := range out {
+		switch oc {
+		case dedupe.OutcomeNew, dedupe.OutcomeBackfilled:
+			c.New++
+		case dedupe.OutcomeUpdated:
+			c.Updated++
+		case dedupe.OutcomeSeen:
+			c.Seen++
+		default:
+			c.Duplicate++
+		}
+	}
+	p.countItems(feedID, c)
+	if c.New+c.Updated > 0 {
+		p.wake()
+	}
+	return c, nil
+}
+
+// newestFirst returns the indexes of payloads, newest publish date first.
+// Items without a date rank after dated ones, in feed order (feeds list
+// their newest items first).
+func newestFirst(pl []*transform.Payload) []int {
+	idx := make([]int, len(pl))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		ta, tb := pl[a].PublishDate, pl[b].PublishDate
+		switch {
+		case ta.IsZero() && tb.IsZero():
+			return 0
+		case ta.IsZero():
+			return 1
+		case tb.IsZero():
+			return -1
+		}
+		return tb.Compare(ta)
+	})
+	return idx
+}
+
+// Backfill queues the items of payloads (a fresh fetch of the feed) that
+// were recorded as seen but never published and were published at or after
+// since. The feed's validators are not touched. It is Accept with
+// o.BackfillSince set, for `feedworker backfill --feed ID --since DATE`.
+func (p *Publisher) Backfill(ctx context.Context, feedID string, payloads []transform.Payload, since time.Time, o FeedOptions) (Counts, error) {
+	if since.IsZero() {
+		return Counts{}, errors.New("backfill: since must be set")
+	}
+	v, err := p.Validators(ctx, feedID)
+	if err != nil {
+		return Counts{}, fmt.Errorf("backfill feed %s: %w", feedID, err)
+	}
+	o.BackfillSince = since
+	return p.Accept(ctx, feedID, payloads, v, o)
+}
+
+// Validators returns the validators stored for a feed by the last accepted
+// poll (zero when none), for the poller's next conditional GET.
+func (p *Publisher) Validators(ctx context.Context, feedID string) (dedupe.Validators, error) {
+	var v dedupe.Validators
+	err := p.storeOp(ctx, "validators", func(ctx context.Context) (err error) {
+		v, _, err = p.store.Validators(ctx, feedID)
+		return err
+	})
+	return v, err
+}
+
+func (p *Publisher) countItems(feedID string, c Counts) {
+	for outcome, n := range map[string]int{"new": c.New, "updated": c.Updated, "duplicate": c.Duplicate, "seen": c.Seen, "failed": c.Dropped} {
+		if n > 0 {
+			p.m.items.WithLabelValues(feedID, outcome).Add(float64(n))
+		}
+	}
+}
+
+// wake tells an idle Run that items are due.
+func (p *Publisher) wake() {
+	select {
+	case p.wakeCh <- struct{}{}:
+	default:
+	}
+}
+
+// storeOp runs one store call, timing it and counting its errors.
+func (p *Publisher) storeOp(ctx context.Context, op string, fn func(context.Context) error) error {
+	start := time.Now()
+	err := fn(ctx)
+	p.m.storeDur.WithLabelValues(op).Observe(time.Since(start).Seconds())
+	if err != nil && ctx.Err() == nil {
+		p.m.storeErrs.WithLabelValues(op).Inc()
+	}
+	return err
+}
