@@ -46,8 +46,11 @@ type Options struct {
 	Logger  *slog.Logger
 	// Out receives the human summaries (stdout); nil discards them.
 	Out io.Writer
-	// Registry receives every metric; nil creates one.
+	// Registry receives every metric and serves /metrics; nil creates one.
 	Registry *prometheus.Registry
+	// Registerer, when set, is where metrics are registered instead of
+	// Registry (tests wrap Registry to see every metric's description).
+	Registerer prometheus.Registerer
 	// Now is the clock of mapping; nil is time.Now.
 	Now func() time.Time
 }
@@ -94,6 +97,9 @@ func New(ctx context.Context, o Options) (w *Worker, err error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Registerer == nil {
+		o.Registerer = o.Registry
+	}
 	w = &Worker{log: o.Logger, out: o.Out, version: o.Version, now: o.Now, reg: o.Registry, cfg: cfg}
 	defer func() {
 		if err != nil {
@@ -101,8 +107,8 @@ func New(ctx context.Context, o Options) (w *Worker, err error) {
 		}
 	}()
 
-	w.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	w.metrics = newMetrics(w.reg, o.Version)
+	o.Registerer.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	w.metrics = newMetrics(o.Registerer, o.Version)
 
 	if w.mappings, err = compileMappings(cfg); err != nil {
 		return nil, err
@@ -118,7 +124,7 @@ func New(ctx context.Context, o Options) (w *Worker, err error) {
 		Store:         w.store,
 		API:           publish.NewACS(w.client),
 		Logger:        w.log.With("component", "publish"),
-		Registerer:    w.reg,
+		Registerer:    o.Registerer,
 		Workers:       cfg.Publish.Workers,
 		ClaimTTL:      cfg.Publish.ClaimTTL.D(),
 		ShutdownGrace: cfg.Publish.ShutdownGrace.D(),
@@ -139,7 +145,7 @@ func New(ctx context.Context, o Options) (w *Worker, err error) {
 		Handler:    w,
 		Owner:      feedOwner,
 		Logger:     w.log.With("component", "feeds"),
-		Registerer: w.reg,
+		Registerer: o.Registerer,
 		Grace:      cfg.Publish.ShutdownGrace.D(),
 	})
 	if err != nil {
