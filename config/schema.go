@@ -7,9 +7,10 @@ import (
 	"time"
 )
 
-// Config is the whole configuration file. Every key is documented here; the
-// README's configuration reference is checked against these yaml tags by a
-// test, so the two cannot drift.
+// Config is the whole configuration file. Every key is documented here;
+// REFERENCE.md, the configuration reference, is generated from these types
+// and their comments, and a test fails when it is stale, so the two cannot
+// drift.
 type Config struct {
 	API     API     `yaml:"api"`
 	Redis   Redis   `yaml:"redis"`
@@ -33,16 +34,23 @@ type API struct {
 	// BaseURL is the service root (paths start with /v3 below it). The
 	// special value "embedded" starts the local sandbox in-process.
 	BaseURL string `yaml:"base_url"`
+	// SandboxData is the state file of the embedded sandbox (base_url
+	// "embedded"), so its content survives restarts like the store does.
+	// Empty keeps the sandbox in memory.
+	SandboxData string `yaml:"sandbox_data"`
 	// TokenURL is the OAuth 2.0 token endpoint (client credentials grant).
 	TokenURL string `yaml:"token_url"`
+	// ClientID identifies the worker to the token endpoint.
 	ClientID string `yaml:"client_id"`
 	// ClientSecret or ClientSecretFile (a path whose content, trimmed, is the
 	// secret). Never logged.
-	ClientSecret     string   `yaml:"client_secret"`
-	ClientSecretFile string   `yaml:"client_secret_file"`
-	Scopes           []string `yaml:"scopes"`
+	ClientSecret     string `yaml:"client_secret"`
+	ClientSecretFile string `yaml:"client_secret_file"`
+	// Scopes are requested with the token (none by default).
+	Scopes []string `yaml:"scopes"`
 	// Token is a static bearer token, an alternative to client credentials.
-	Token     string `yaml:"token"`
+	Token string `yaml:"token"`
+	// TokenFile is a path whose content, trimmed, is the token. Never logged.
 	TokenFile string `yaml:"token_file"`
 	// RateLimit is the most requests per second sent to the API (0: no limit).
 	RateLimit float64 `yaml:"rate_limit"`
@@ -57,6 +65,8 @@ type API struct {
 
 // Redis is the shared dedupe store. An empty URL selects the embedded store.
 type Redis struct {
+	// URL is a redis://, rediss:// or unix:// URL, optionally with a
+	// password (never logged) and a database number.
 	URL string `yaml:"url"`
 	// Prefix is put in front of every key, so several deployments can share
 	// one Redis (default "feedworker:").
@@ -74,11 +84,18 @@ type Store struct {
 
 // HTTP configures how feeds are fetched.
 type HTTP struct {
-	UserAgent      string   `yaml:"user_agent"`
+	// UserAgent is sent with every fetch (default
+	// "feedworker/<version> (+https://github.com/feedworker/feedworker)").
+	UserAgent string `yaml:"user_agent"`
+	// ConnectTimeout bounds connecting to a feed's server, TLS included.
 	ConnectTimeout Duration `yaml:"connect_timeout"` // default 10s
-	Timeout        Duration `yaml:"timeout"`         // whole fetch, default 60s
-	MaxBodySize    ByteSize `yaml:"max_body_size"`   // default 10MiB
-	MaxRedirects   int      `yaml:"max_redirects"`   // default 10
+	// Timeout bounds a whole fetch, body included.
+	Timeout Duration `yaml:"timeout"` // whole fetch, default 60s
+	// MaxBodySize is the largest feed body read, after decompression; a
+	// larger one fails the fetch.
+	MaxBodySize ByteSize `yaml:"max_body_size"` // default 10MiB
+	// MaxRedirects is how many redirects one fetch follows (0: none).
+	MaxRedirects int `yaml:"max_redirects"` // default 10
 	// Proxy is an http(s) proxy URL; empty means the environment's
 	// HTTP_PROXY/HTTPS_PROXY/NO_PROXY.
 	Proxy string `yaml:"proxy"`
@@ -129,7 +146,8 @@ type Log struct {
 type Feed struct {
 	// ID names the feed in metrics, logs and external ids. Changing it makes
 	// every item of the feed new, so keep it stable.
-	ID           string `yaml:"id"`
+	ID string `yaml:"id"`
+	// URL is where the feed is fetched: an absolute http, https or file URL.
 	URL          string `yaml:"url"`
 	FeedSettings `yaml:",inline"`
 }
@@ -137,7 +155,10 @@ type Feed struct {
 // FeedSettings are the settings a feed can set or inherit from defaults.
 // Pointers tell "not set" from a zero value.
 type FeedSettings struct {
-	Enabled  *bool     `yaml:"enabled"`  // default true
+	// Enabled false keeps a feed configured but not polled.
+	Enabled *bool `yaml:"enabled"` // default true
+	// Interval is the time between two polls of the feed, within
+	// http.min_interval and http.max_interval.
 	Interval *Duration `yaml:"interval"` // default 15m
 	// InitialItems is how many newest items are published the first time a
 	// feed is seen (default 10; 0 publishes none). The rest are recorded as seen.
@@ -156,19 +177,26 @@ type Mapping struct {
 	// true wins, else Type applies.
 	TypeRules []TypeRule `yaml:"type_rules"`
 
-	AuthorID   *int64    `yaml:"author_id"`
-	PriorityID *int64    `yaml:"priority_id"`
+	// AuthorID, PriorityID and StatusID are ids of the service's authors,
+	// priorities and statuses given to every item (none by default).
+	AuthorID   *int64 `yaml:"author_id"`
+	PriorityID *int64 `yaml:"priority_id"`
 	// PriorityFor sets priority_until_date_utc to the publish date plus this.
-	PriorityFor        *Duration `yaml:"priority_for"`
-	StatusID           *int64    `yaml:"status_id"`
-	Private            *bool     `yaml:"private"`
-	Segments           []int64   `yaml:"segments"`
-	ExclusiveToSegment *bool     `yaml:"exclusive_to_segment"`
-	AvailableInPartner *bool     `yaml:"available_in_partner"`
-	EnableComments     *bool     `yaml:"enable_comments"`
-	EnableLinkTracking *bool     `yaml:"enable_link_tracking"`
-	Evergreen          *bool     `yaml:"evergreen"`
-	MoreButtonText     *string   `yaml:"more_button_text"`
+	PriorityFor *Duration `yaml:"priority_for"`
+	StatusID    *int64    `yaml:"status_id"`
+	// Private, ExclusiveToSegment, AvailableInPartner, EnableComments,
+	// EnableLinkTracking and Evergreen are the content flags of the same
+	// names, sent when set (Evergreen only for stories and links).
+	Private *bool `yaml:"private"`
+	// Segments are ids of the segments every item is published to.
+	Segments           []int64 `yaml:"segments"`
+	ExclusiveToSegment *bool   `yaml:"exclusive_to_segment"`
+	AvailableInPartner *bool   `yaml:"available_in_partner"`
+	EnableComments     *bool   `yaml:"enable_comments"`
+	EnableLinkTracking *bool   `yaml:"enable_link_tracking"`
+	Evergreen          *bool   `yaml:"evergreen"`
+	// MoreButtonText is the label of the item's "read more" button.
+	MoreButtonText *string `yaml:"more_button_text"`
 	// ExpireAfter sets expiration_date_utc to the publish date plus this.
 	ExpireAfter *Duration `yaml:"expire_after"`
 
@@ -183,50 +211,68 @@ type Mapping struct {
 	PassUnmappedCategories *bool `yaml:"pass_unmapped_categories"`
 	// CreateCategories allows POST /v3/category for names the service does
 	// not have yet (default false: unknown names are reported and dropped).
-	CreateCategories *bool          `yaml:"create_categories"`
-	CategoryRules    []CategoryRule `yaml:"category_rules"`
+	CreateCategories *bool `yaml:"create_categories"`
+	// CategoryRules add categories to the items their expression is true for.
+	CategoryRules []CategoryRule `yaml:"category_rules"`
 
 	// Include keeps only items matching it; Exclude drops items matching it.
 	Include *Filter `yaml:"include"`
 	Exclude *Filter `yaml:"exclude"`
 	// MaxAge drops items published longer ago than this.
-	MaxAge       *Duration `yaml:"max_age"`
-	RequireImage *bool     `yaml:"require_image"`
+	MaxAge *Duration `yaml:"max_age"`
+	// RequireImage drops items without an image (default false).
+	RequireImage *bool `yaml:"require_image"`
 
+	// TitleMax and SummaryMax cut longer titles and summaries, at a word
+	// boundary where there is one.
 	TitleMax   *int `yaml:"title_max"`   // default 250 characters
 	SummaryMax *int `yaml:"summary_max"` // default 500 characters
 	// FetchOGImage fetches the article page for og:image when the item has
 	// no image (default false).
 	FetchOGImage *bool `yaml:"fetch_og_image"`
 
+	// Event says where events' data is in the items, for type event.
 	Event *EventFields `yaml:"event"`
-	Need  *NeedFields  `yaml:"need"`
+	// Need says where needs' data is in the items, for type need.
+	Need *NeedFields `yaml:"need"`
 }
 
 // TypeRule picks a content type for items matching an expression.
 type TypeRule struct {
+	// When is an expression over the item (see package transform), such
+	// as has_category("Events").
 	When string `yaml:"when"`
+	// Type is the content type of the items When is true for.
 	Type string `yaml:"type"`
 }
 
 // CategoryRule adds categories to items matching an expression.
 type CategoryRule struct {
-	When       string   `yaml:"when"`
+	// When is an expression over the item, as in type_rules.
+	When string `yaml:"when"`
+	// Categories are the category names added to the items When is true for.
 	Categories []string `yaml:"categories"`
 }
 
 // Filter matches items by keyword (case-insensitive substring) or regular
 // expression, on the fields named (default title, summary and body).
 type Filter struct {
+	// Keywords match as case-insensitive substrings.
 	Keywords []string `yaml:"keywords"`
+	// Patterns are regular expressions in Go's syntax ((?i) for any case).
 	Patterns []string `yaml:"patterns"`
-	Fields   []string `yaml:"fields"`
+	// Fields are the item fields looked at: title, summary, body, link,
+	// categories and author.
+	Fields []string `yaml:"fields"`
 }
 
 // EventFields name the feed extension paths that hold event data, such as
 // "ev:startdate" or "xCal:dtstart". The ev: and xCal: namespaces are read
 // without configuration; these override or add to them.
 type EventFields struct {
+	// Start, End, Location, StreetAddress, City, PostalCode, Region,
+	// Country, AllDay and RegistrationURL are the paths of the event's
+	// fields of the same names.
 	Start           string `yaml:"start"`
 	End             string `yaml:"end"`
 	Location        string `yaml:"location"`
@@ -240,13 +286,25 @@ type EventFields struct {
 	// TimeZone is an extension path; TimeZoneID a fixed event_time_zone id.
 	TimeZone   string `yaml:"time_zone"`
 	TimeZoneID *int64 `yaml:"time_zone_id"`
+	// DatePattern is a regular expression applied to the start and end
+	// values before they are parsed; its group named "date" (else its first
+	// group) is the date text. For feeds that write dates inside a title.
+	DatePattern string `yaml:"date_pattern"`
+	// DateLayout is a Go time layout for the date text (default: the common
+	// feed date formats are tried).
+	DateLayout string `yaml:"date_layout"`
+	// TimeZoneName is the IANA zone of dates written without one (default UTC).
+	TimeZoneName string `yaml:"time_zone_name"`
 }
 
 // NeedFields name the extension paths that hold a Need's data.
 type NeedFields struct {
-	Quantity        string `yaml:"quantity"`
-	ByDate          string `yaml:"by_date"`
-	DefaultQuantity *int   `yaml:"default_quantity"`
+	// Quantity is the path of the quantity needed, ByDate of the date it
+	// is needed by.
+	Quantity string `yaml:"quantity"`
+	ByDate   string `yaml:"by_date"`
+	// DefaultQuantity is the quantity of items whose Quantity is missing.
+	DefaultQuantity *int `yaml:"default_quantity"`
 }
 
 // Duration is a time.Duration written as Go does ("90s", "15m", "1h30m")

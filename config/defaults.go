@@ -1,0 +1,190 @@
+package config
+
+import (
+	"reflect"
+	"runtime/debug"
+	"time"
+)
+
+// builtin returns the built-in defaults. It is the only place a default
+// value is written down: Load applies it, and REFERENCE.md's default column
+// is generated from it. version goes into the user agent.
+func builtin(version string) Config {
+	return Config{
+		API: API{
+			RateBurst:    1,
+			Timeout:      Duration(30 * time.Second),
+			TemplatePath: "/v3/{type}/template",
+		},
+		Redis: Redis{Prefix: "feedworker:"},
+		Store: Store{
+			Path:      "feedworker.db",
+			Retention: Duration(90 * 24 * time.Hour),
+		},
+		HTTP: HTTP{
+			UserAgent:          "feedworker/" + version + " (+https://github.com/feedworker/feedworker)",
+			ConnectTimeout:     Duration(10 * time.Second),
+			Timeout:            Duration(60 * time.Second),
+			MaxBodySize:        10 << 20,
+			MaxRedirects:       10,
+			MaxConcurrency:     32,
+			PerHostConcurrency: 4,
+			MinInterval:        Duration(time.Minute),
+			MaxInterval:        Duration(24 * time.Hour),
+			MaxBackoff:         Duration(6 * time.Hour),
+		},
+		Publish: Publish{
+			Workers:       4,
+			MaxBackoff:    Duration(time.Hour),
+			ClaimTTL:      Duration(5 * time.Minute),
+			LeaseTTL:      Duration(time.Minute),
+			ShutdownGrace: Duration(30 * time.Second),
+		},
+		Admin: Admin{Listen: "127.0.0.1:9090"},
+		Log:   Log{Level: "info", Format: "text"},
+		Defaults: FeedSettings{
+			Enabled:         ptr(true),
+			Interval:        ptr(Duration(15 * time.Minute)),
+			InitialItems:    ptr(10),
+			RecreateDeleted: ptr(false),
+			Mapping: Mapping{
+				Type:                   "story",
+				PassUnmappedCategories: ptr(false),
+				CreateCategories:       ptr(false),
+				TitleMax:               ptr(250),
+				SummaryMax:             ptr(500),
+				FetchOGImage:           ptr(false),
+			},
+		},
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// fitInterval brings the built-in feed interval within the file's
+// http.min_interval and http.max_interval. Only the built-in value moves:
+// raising min_interval to 1h should not make the file invalid because of
+// a 15m nobody wrote, while an interval written in the file and out of
+// bounds is an error (see validate).
+func fitInterval(def *FeedSettings, h HTTP) {
+	if def.Interval != nil && h.MinInterval > 0 && h.MinInterval <= h.MaxInterval {
+		*def.Interval = min(max(*def.Interval, h.MinInterval), h.MaxInterval)
+	}
+}
+
+// buildVersion is the main module's version as the go command stamped it,
+// or "dev" for builds from a working tree.
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// applySectionDefaults gives every key of the top-level sections (api,
+// redis, http, ...) that the file did not set its built-in default. These
+// keys are plain values, so "not set" comes from the decoder's record of
+// the keys present (set), which is what lets `admin.listen: ""` mean
+// "off" while a missing admin.listen means the default address.
+func applySectionDefaults(cfg *Config, def Config, set map[string]bool) {
+	v, dv := reflect.ValueOf(cfg).Elem(), reflect.ValueOf(def)
+	for _, sec := range yamlFields(v.Type()) {
+		if sec.Key == "defaults" || sec.Key == "feeds" {
+			continue
+		}
+		fillUnset(v.FieldByIndex(sec.Index), dv.FieldByIndex(sec.Index), sec.Key, set)
+	}
+}
+
+func fillUnset(v, def reflect.Value, path string, set map[string]bool) {
+	for _, f := range yamlFields(v.Type()) {
+		p := path + "." + f.Key
+		fv, dfv := v.FieldByIndex(f.Index), def.FieldByIndex(f.Index)
+		switch {
+		case set[p] || dfv.IsZero():
+		case fv.Kind() == reflect.Struct && !reflect.PointerTo(fv.Type()).Implements(textUnmarshalerType):
+			fillUnset(fv, dfv, p, set)
+		default:
+			fv.Set(deepCopy(dfv))
+		}
+	}
+}
+
+// inherit fills every feed setting that dst does not set with src's value.
+// It is the one merge of feed settings (built-in defaults ← the defaults
+// section ← a feed's own keys); it walks the struct by reflection so that
+// a field added to FeedSettings or Mapping is inherited without anyone
+// remembering to add it here. "Set" is: a non-nil pointer, slice or map,
+// or a non-zero plain value (Mapping.Type). Lists, maps and pointers to
+// structs (include, event) are inherited or replaced whole, never merged.
+func inherit(dst *FeedSettings, src FeedSettings) {
+	inheritValue(reflect.ValueOf(dst).Elem(), reflect.ValueOf(src))
+}
+
+func inheritValue(dst, src reflect.Value) {
+	for i := range dst.NumField() {
+		f := dst.Type().Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			inheritValue(dst.Field(i), src.Field(i))
+			continue
+		}
+		if !isSet(dst.Field(i)) && isSet(src.Field(i)) {
+			dst.Field(i).Set(deepCopy(src.Field(i)))
+		}
+	}
+}
+
+func isSet(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
+		return !v.IsNil()
+	default:
+		return !v.IsZero()
+	}
+}
+
+// deepCopy copies v so that no pointer, slice or map is shared: feeds that
+// inherit the same default must not see each other's changes.
+func deepCopy(v reflect.Value) reflect.Value {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return v
+		}
+		p := reflect.New(v.Type().Elem())
+		p.Elem().Set(deepCopy(v.Elem()))
+		return p
+	case reflect.Slice:
+		if v.IsNil() {
+			return v
+		}
+		s := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+		for i := range v.Len() {
+			s.Index(i).Set(deepCopy(v.Index(i)))
+		}
+		return s
+	case reflect.Map:
+		if v.IsNil() {
+			return v
+		}
+		m := reflect.MakeMapWithSize(v.Type(), v.Len())
+		for it := v.MapRange(); it.Next(); {
+			m.SetMapIndex(it.Key(), deepCopy(it.Value()))
+		}
+		return m
+	case reflect.Struct:
+		s := reflect.New(v.Type()).Elem()
+		s.Set(v) // plain fields, and unexported ones, which cannot be set one by one
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				s.Field(i).Set(deepCopy(v.Field(i)))
+			}
+		}
+		return s
+	default:
+		return v
+	}
+}

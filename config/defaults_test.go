@@ -1,0 +1,269 @@
+package config
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// TestBuiltinDefaults spells out every default once more, by hand, so that
+// changing one in builtin is a visible decision.
+func TestBuiltinDefaults(t *testing.T) {
+	t.Parallel()
+	cfg := mustParse(t, head+feed, nil)
+	d := func(s string) Duration { v, _ := ParseDuration(s); return Duration(v) }
+	want := Config{
+		API:   API{BaseURL: "https://api.example.com", Token: "t", RateBurst: 1, Timeout: d("30s"), TemplatePath: "/v3/{type}/template"},
+		Redis: Redis{Prefix: "feedworker:"},
+		Store: Store{Path: "feedworker.db", Retention: d("90d")},
+		HTTP: HTTP{
+			UserAgent:      "feedworker/test (+https://github.com/feedworker/feedworker)",
+			ConnectTimeout: d("10s"), Timeout: d("60s"), MaxBodySize: 10 * 1024 * 1024, MaxRedirects: 10,
+			MaxConcurrency: 32, PerHostConcurrency: 4,
+			MinInterval: d("1m"), MaxInterval: d("24h"), MaxBackoff: d("6h"),
+		},
+		Publish: Publish{Workers: 4, MaxBackoff: d("1h"), ClaimTTL: d("5m"), LeaseTTL: d("1m"), ShutdownGrace: d("30s")},
+		Admin:   Admin{Listen: "127.0.0.1:9090"},
+		Log:     Log{Level: "info", Format: "text"},
+		File:    "feeds.yaml",
+	}
+	settings := FeedSettings{
+		Enabled: ptr(true), Interval: ptr(d("15m")), InitialItems: ptr(10), RecreateDeleted: ptr(false),
+		Mapping: Mapping{
+			Type: "story", PassUnmappedCategories: ptr(false), CreateCategories: ptr(false),
+			TitleMax: ptr(250), SummaryMax: ptr(500), FetchOGImage: ptr(false),
+		},
+	}
+	want.Defaults = settings
+	want.Feeds = []Feed{{ID: "a", URL: "https://example.com/feed.xml", FeedSettings: settings}}
+	if diff := cmp.Diff(want, *cfg, cmpopts.IgnoreUnexported(Config{})); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+}
+
+func TestDefaultsPrecedence(t *testing.T) {
+	t.Parallel()
+	src := head + `defaults:
+  interval: 30m
+  title_max: 100
+  categories: [A, B]
+  include:
+    keywords: [x]
+    fields: [title]
+feeds:
+  - id: own
+    url: https://e.example/own
+    interval: 1h
+    categories: [C]
+    include:
+      patterns: ['y']
+  - id: inherits
+    url: https://e.example/inherits
+  - id: empty
+    url: https://e.example/empty
+    categories: []
+    summary_max: 0
+`
+	cfg := mustParse(t, src, nil)
+	own, inherits, empty := cfg.Feeds[0], cfg.Feeds[1], cfg.Feeds[2]
+	tests := []struct {
+		name      string
+		got, want any
+	}{
+		{"own interval wins", *own.Interval, Duration(time.Hour)},
+		{"defaults interval", *inherits.Interval, Duration(30 * time.Minute)},
+		{"defaults over built-in", *own.TitleMax, 100},
+		{"built-in when nobody sets it", *own.SummaryMax, 500},
+		{"own zero wins", *empty.SummaryMax, 0},
+		{"own list replaces", own.Categories, []string{"C"}},
+		{"list inherited", inherits.Categories, []string{"A", "B"}},
+		{"explicit empty list overrides", empty.Categories, []string{}},
+		{"sub-section replaced whole", *own.Include, Filter{Patterns: []string{"y"}}},
+		{"sub-section inherited", *inherits.Include, Filter{Keywords: []string{"x"}, Fields: []string{"title"}}},
+		{"defaults keeps its own", *cfg.Defaults.Interval, Duration(30 * time.Minute)},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, tt.got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
+	}
+	if empty.Categories == nil {
+		t.Error("categories: [] decoded as nil; it must stay an explicit empty list")
+	}
+
+	// Feeds own their values: changing one leaves the others alone.
+	*inherits.Interval = 0
+	inherits.Include.Keywords[0] = "changed"
+	if *cfg.Feeds[2].Interval != Duration(30*time.Minute) || cfg.Defaults.Include.Keywords[0] != "x" {
+		t.Error("feeds share inherited pointers or slices")
+	}
+}
+
+func TestSectionKeysSetOrNot(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, src string
+		listen    string
+		prefix    string
+		redirects int
+	}{
+		{"absent", head, "127.0.0.1:9090", "feedworker:", 10},
+		{"null", head + "admin:\n  listen:\nredis:\n  prefix: ~\nhttp:\n  max_redirects: null\n", "127.0.0.1:9090", "feedworker:", 10},
+		{"empty and zero are values", head + "admin:\n  listen: ''\nredis:\n  prefix: \"\"\nhttp:\n  max_redirects: 0\n", "", "", 0},
+		{"empty expansion means not set", head + "admin:\n  listen: ${NOPE:-}\n", "127.0.0.1:9090", "feedworker:", 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := mustParse(t, tt.src, nil)
+			got := fmt.Sprintf("%q %q %d", cfg.Admin.Listen, cfg.Redis.Prefix, cfg.HTTP.MaxRedirects)
+			want := fmt.Sprintf("%q %q %d", tt.listen, tt.prefix, tt.redirects)
+			if got != want {
+				t.Errorf("listen, prefix, redirects: got %s, want %s", got, want)
+			}
+		})
+	}
+}
+
+func TestBuiltinIntervalFitsBounds(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, http string
+		want       time.Duration
+	}{
+		{"unchanged", "", 15 * time.Minute},
+		{"raised floor", "http:\n  min_interval: 1h\n", time.Hour},
+		{"lowered ceiling", "http:\n  max_interval: 5m\n", 5 * time.Minute},
+	}
+	for _, tt := range tests {
+		cfg := mustParse(t, head+tt.http+feed, nil)
+		if got := cfg.Feeds[0].Interval.D(); got != tt.want {
+			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestInheritCoversEveryField fills every field of FeedSettings by
+// reflection, so a field added to the schema is covered without editing
+// this test: a set field is kept, an unset one inherited, and nothing is
+// shared afterwards.
+func TestInheritCoversEveryField(t *testing.T) {
+	t.Parallel()
+	src := fill(reflect.TypeFor[FeedSettings](), 1).Interface().(FeedSettings)
+	want := deepCopy(reflect.ValueOf(src)).Interface().(FeedSettings)
+
+	var dst FeedSettings
+	inherit(&dst, src)
+	if diff := cmp.Diff(want, dst); diff != "" {
+		t.Fatalf("an empty feed does not inherit everything (-want +got):\n%s", diff)
+	}
+	scribble(reflect.ValueOf(&src).Elem())
+	if diff := cmp.Diff(want, dst); diff != "" {
+		t.Errorf("inherited values are shared with the source (-want +got):\n%s", diff)
+	}
+
+	own := fill(reflect.TypeFor[FeedSettings](), 2).Interface().(FeedSettings)
+	wantOwn := deepCopy(reflect.ValueOf(own)).Interface().(FeedSettings)
+	inherit(&own, want)
+	if diff := cmp.Diff(wantOwn, own); diff != "" {
+		t.Errorf("a feed's own settings were overwritten (-want +got):\n%s", diff)
+	}
+
+	// A feed that sets every other field, including inside Mapping, gets
+	// exactly the others from the source: the merge is per field.
+	for parity := range 2 {
+		src := fill(reflect.TypeFor[FeedSettings](), 1).Interface().(FeedSettings)
+		dst := fill(reflect.TypeFor[FeedSettings](), 2).Interface().(FeedSettings)
+		want := deepCopy(reflect.ValueOf(dst)).Interface().(FeedSettings)
+		srcLeaves := leaves(reflect.ValueOf(&src).Elem())
+		wantLeaves := leaves(reflect.ValueOf(&want).Elem())
+		for i, l := range leaves(reflect.ValueOf(&dst).Elem()) {
+			if i%2 == parity {
+				l.Set(reflect.Zero(l.Type()))
+				wantLeaves[i].Set(srcLeaves[i])
+			}
+		}
+		inherit(&dst, src)
+		if diff := cmp.Diff(want, dst); diff != "" {
+			t.Errorf("half-set feed, parity %d (-want +got):\n%s", parity, diff)
+		}
+	}
+}
+
+// leaves lists the setting fields of v, through embedded structs.
+func leaves(v reflect.Value) []reflect.Value {
+	var out []reflect.Value
+	for i := range v.NumField() {
+		if f := v.Type().Field(i); f.Anonymous && f.Type.Kind() == reflect.Struct {
+			out = append(out, leaves(v.Field(i))...)
+		} else {
+			out = append(out, v.Field(i))
+		}
+	}
+	return out
+}
+
+// fill returns a value of type t with every field set, from seed.
+func fill(t reflect.Type, seed int) reflect.Value {
+	v := reflect.New(t).Elem()
+	switch t.Kind() {
+	case reflect.Pointer:
+		v.Set(reflect.New(t.Elem()))
+		v.Elem().Set(fill(t.Elem(), seed))
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if t.Field(i).IsExported() {
+				v.Field(i).Set(fill(t.Field(i).Type, seed))
+			}
+		}
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(t, 1, 1))
+		v.Index(0).Set(fill(t.Elem(), seed))
+	case reflect.Map:
+		v.Set(reflect.MakeMap(t))
+		v.SetMapIndex(fill(t.Key(), seed), fill(t.Elem(), seed))
+	case reflect.String:
+		v.SetString(fmt.Sprintf("value-%d", seed))
+	case reflect.Bool:
+		v.SetBool(seed%2 == 1)
+	case reflect.Int, reflect.Int64:
+		v.SetInt(int64(seed))
+	case reflect.Float64:
+		v.SetFloat(float64(seed))
+	default:
+		panic("fill: add a case for " + t.String())
+	}
+	return v
+}
+
+// scribble overwrites, in place, everything v points to.
+func scribble(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			scribble(v.Elem())
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				scribble(v.Field(i))
+			}
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			scribble(v.Index(i))
+		}
+	case reflect.Map:
+		for _, k := range v.MapKeys() {
+			v.SetMapIndex(k, reflect.Zero(v.Type().Elem()))
+		}
+	default:
+		if v.CanSet() {
+			v.Set(reflect.Zero(v.Type()))
+		}
+	}
+}

@@ -1,0 +1,137 @@
+package config
+
+import (
+	"fmt"
+	"log/slog"
+	"net/url"
+	"reflect"
+	"strings"
+)
+
+// RedactedValue replaces a secret in Redacted copies and log output.
+const RedactedValue = "[REDACTED]"
+
+// Redacted returns a deep copy of c that is safe to log or show on a
+// status page: client_secret and token are replaced by RedactedValue and
+// the passwords in URLs (api, redis, proxy, feeds) by "xxxxx".
+func (c *Config) Redacted() *Config {
+	if c == nil {
+		return nil
+	}
+	r := new(Config)
+	*r = *c // File and the line index, which is never written after Load
+	v := reflect.ValueOf(r).Elem()
+	for _, f := range yamlFields(v.Type()) {
+		fv := v.FieldByIndex(f.Index)
+		fv.Set(deepCopy(fv))
+	}
+	r.API = r.API.redacted()
+	r.Redis = r.Redis.redacted()
+	r.HTTP = r.HTTP.redacted()
+	for i := range r.Feeds {
+		r.Feeds[i].URL = redactURL(r.Feeds[i].URL)
+	}
+	return r
+}
+
+// LogValue logs a summary of the configuration without secrets. It has a
+// value receiver, unlike Config's other methods, so that logging a Config
+// value (not only a *Config) is covered too: slog would otherwise print
+// every field, or marshal them to JSON, secrets included.
+func (c Config) LogValue() slog.Value {
+	enabled := 0
+	for _, f := range c.Feeds {
+		if f.Enabled == nil || *f.Enabled {
+			enabled++
+		}
+	}
+	attrs := []slog.Attr{
+		slog.String("file", c.File),
+		slog.Int("feeds", len(c.Feeds)),
+		slog.Int("enabled", enabled),
+		slog.Any("api", c.API),
+	}
+	if c.Redis.URL != "" {
+		attrs = append(attrs, slog.Any("redis", c.Redis))
+	} else {
+		attrs = append(attrs, slog.String("store", c.Store.Path))
+	}
+	return slog.GroupValue(attrs...)
+}
+
+func (a API) redacted() API {
+	if a.ClientSecret != "" {
+		a.ClientSecret = RedactedValue
+	}
+	if a.Token != "" {
+		a.Token = RedactedValue
+	}
+	a.BaseURL = redactURL(a.BaseURL)
+	a.TokenURL = redactURL(a.TokenURL)
+	return a
+}
+
+// String formats a with its secrets redacted; fmt uses it for an API on
+// its own and inside a printed Config.
+func (a API) String() string {
+	type plain API // without methods, so that formatting does not recurse
+	return fmt.Sprintf("%+v", plain(a.redacted()))
+}
+
+// LogValue logs where and how the API is reached, never a secret.
+func (a API) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("base_url", redactURL(a.BaseURL)),
+		slog.String("auth", a.Auth()),
+		slog.String("client_id", a.ClientID),
+	)
+}
+
+func (r Redis) redacted() Redis {
+	r.URL = redactURL(r.URL)
+	return r
+}
+
+// String formats r with the password in its URL redacted.
+func (r Redis) String() string {
+	type plain Redis
+	return fmt.Sprintf("%+v", plain(r.redacted()))
+}
+
+// LogValue logs r with the password in its URL redacted.
+func (r Redis) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("url", redactURL(r.URL)), slog.String("prefix", r.Prefix))
+}
+
+func (h HTTP) redacted() HTTP {
+	h.Proxy = redactURL(h.Proxy)
+	return h
+}
+
+// String formats h with the password in its proxy URL redacted.
+func (h HTTP) String() string {
+	type plain HTTP
+	return fmt.Sprintf("%+v", plain(h.redacted()))
+}
+
+// LogValue logs h with the password in its proxy URL redacted.
+func (h HTTP) LogValue() slog.Value {
+	type plain HTTP
+	return slog.AnyValue(plain(h.redacted()))
+}
+
+// redactURL hides the password of a URL. A string that does not parse but
+// has an "@" may hold credentials, so it is hidden whole.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		if strings.Contains(s, "@") {
+			return RedactedValue
+		}
+		return s
+	}
+	if u.User == nil {
+		return s
+	}
+	return u.Redacted()
+}
