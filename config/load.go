@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -84,6 +85,7 @@ func (l Loader) Parse(name string, data []byte) (*Config, error) {
 	cfg.lines = d.lines
 
 	readSecrets(cfg, probs)
+	resolveFileURLs(cfg)
 	def := builtin(version)
 	applySectionDefaults(cfg, def, d.set)
 	fitInterval(&def.Defaults, cfg.HTTP)
@@ -301,4 +303,22 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// resolveFileURLs makes relative file URLs ("file:feeds/a.xml") absolute,
+// relative to the config file's directory, so that a config and the local
+// feeds beside it work from any working directory.
+func resolveFileURLs(cfg *Config) {
+	dir := filepath.Dir(cfg.File)
+	for i := range cfg.Feeds {
+		rest, ok := strings.CutPrefix(cfg.Feeds[i].URL, "file:")
+		if !ok || rest == "" || strings.HasPrefix(rest, "/") {
+			continue
+		}
+		abs, err := filepath.Abs(filepath.Join(dir, filepath.FromSlash(rest)))
+		if err != nil {
+			continue // left as written: validation reports it
+		}
+		cfg.Feeds[i].URL = (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
+	}
 }

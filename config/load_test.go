@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -335,7 +336,7 @@ func TestDecodeProblems(t *testing.T) {
 			[]string{"6: log.level: duplicate key (first at line 5)"}},
 		{"bad duration", head + "http:\n  timeout: soon\n", []string{`5: http.timeout: invalid duration "soon"`}},
 		{"negative duration", head + "http:\n  timeout: -5s\n", []string{`5: http.timeout: invalid duration "-5s"`}},
-		{"NaN days", head + "http:\n  timeout: NaNd\n", []string{`5: http.timeout: invalid value "NaNd"`}},
+		{"NaN days", head + "http:\n  timeout: NaNd\n", []string{`5: http.timeout: invalid duration "NaNd"`}},
 		{"bad size", head + "http:\n  max_body_size: 10 parsecs\n", []string{`5: http.max_body_size: invalid size`}},
 		{"bad integer", head + "http:\n  max_redirects: ten\n", []string{`5: http.max_redirects: want a whole number, got "ten"`}},
 		{"float for integer", head + "http:\n  max_redirects: 2.5\n", []string{`5: http.max_redirects: want a whole number`}},
@@ -418,5 +419,42 @@ func TestRootNotAMapping(t *testing.T) {
 	cfg, probs := parse(t, "", nil)
 	if cfg != nil || probs == nil || !strings.Contains(probs.Error(), "api.base_url: missing") {
 		t.Errorf("empty file: got %v, %v; want base_url missing", cfg, probs)
+	}
+}
+
+func TestRelativeFileURLsFollowTheConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	doc := "api: {base_url: embedded}\nfeeds:\n  - id: local\n    url: file:feeds/a.xml\n  - id: absolute\n    url: file:///srv/b.xml\n"
+	path := filepath.Join(dir, "conf", "feeds.yaml")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := cfg.Feeds[0].URL, "file://"+filepath.ToSlash(filepath.Join(dir, "conf", "feeds", "a.xml")); got != want {
+		t.Errorf("relative file URL = %q, want %q", got, want)
+	}
+	if got := cfg.Feeds[1].URL; got != "file:///srv/b.xml" {
+		t.Errorf("absolute file URL = %q, want it unchanged", got)
+	}
+}
+
+func TestDurationAndSizeRefuseOverflow(t *testing.T) {
+	for _, s := range []string{"NaNd", "1e300d", "-1d", "Infw"} {
+		if d, err := ParseDuration(s); err == nil {
+			t.Errorf("ParseDuration(%q) = %v, want an error", s, d)
+		}
+	}
+	var b ByteSize
+	if err := b.UnmarshalText([]byte("9000000000GiB")); err == nil {
+		t.Errorf("ByteSize 9000000000GiB = %d, want an overflow error", b)
+	}
+	if d, err := ParseDuration("90d"); err != nil || d != 90*24*time.Hour {
+		t.Errorf("ParseDuration(90d) = %v, %v", d, err)
 	}
 }

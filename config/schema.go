@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -333,8 +334,10 @@ func ParseDuration(s string) (time.Duration, error) {
 	for suffix, unit := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
 		if n, ok := strings.CutSuffix(s, suffix); ok {
 			v, err := strconv.ParseFloat(n, 64)
-			if err != nil || v < 0 {
-				return 0, fmt.Errorf("invalid duration %q: want a number before %q", s, suffix)
+			// NaN fails every comparison; the upper bound keeps the
+			// conversion to int64 nanoseconds from overflowing.
+			if err != nil || !(v >= 0) || v*float64(unit) > float64(math.MaxInt64) {
+				return 0, fmt.Errorf("invalid duration %q: want a number from 0 to about 106000 before %q", s, suffix)
 			}
 			return time.Duration(v * float64(unit)), nil
 		}
@@ -368,7 +371,7 @@ func (b *ByteSize) UnmarshalText(t []byte) error {
 		}
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 {
+	if err != nil || n < 0 || n > math.MaxInt64/mul {
 		return fmt.Errorf("invalid size %q: use forms such as 1048576, 512KiB, 10MiB", string(t))
 	}
 	*b = ByteSize(n * mul)

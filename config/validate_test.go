@@ -84,7 +84,8 @@ func TestValidationRules(t *testing.T) {
 		{"url missing", head + "feeds:\n  - id: a\n", []string{"5: feeds[0].url: missing: every feed needs a url"}},
 		{"url relative", head + "feeds:\n  - id: a\n    url: example.com/rss\n", []string{`6: feeds[0].url: not an absolute http(s) or file URL (got "example.com/rss")`}},
 		{"url without host", head + "feeds:\n  - id: a\n    url: 'https:///rss'\n", []string{"6: feeds[0].url: not an absolute http(s) or file URL"}},
-		{"url relative file", head + "feeds:\n  - id: a\n    url: file:feed.xml\n", []string{"6: feeds[0].url: not an absolute http(s) or file URL"}},
+		{"url relative file (made absolute beside the config)", head + "feeds:\n  - id: a\n    url: file:feed.xml\n", nil},
+		{"url file on another host", head + "feeds:\n  - id: a\n    url: file://fileserver/feed.xml\n", []string{"6: feeds[0].url: not an absolute http(s) or file URL"}},
 		{"url file ok", head + "feeds:\n  - id: a\n    url: file:///srv/feed.xml\n", nil},
 		// feed settings
 		{"interval below floor", head + feed + "    interval: 30s\n", []string{"7: feeds[0].interval: 30s is below http.min_interval (1m)"}},
