@@ -144,6 +144,12 @@ func (w *Worker) firstPassDone(ctx context.Context) bool {
 // Once polls every enabled feed once, delivers everything due, prints the
 // summary and reports whether any feed failed.
 func (w *Worker) Once(ctx context.Context) (Summary, error) {
+	if w.leases != nil {
+		// Nothing renews the leases after the pass: give them back, or
+		// the next pass (another `once`, a replica) would skip every feed
+		// until they expire.
+		defer w.leases.ReleaseAll(ctx)
+	}
 	results := w.poller.PollAll(ctx)
 	var failed []string
 	for _, r := range results {

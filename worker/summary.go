@@ -40,7 +40,7 @@ func (s Summary) PublishedTotal() int {
 func (s Summary) String() string {
 	var types []string
 	for _, t := range slices.Sorted(maps.Keys(s.Published)) {
-		types = append(types, fmt.Sprintf("%d %ss", s.Published[t], t))
+		types = append(types, fmt.Sprintf("%d %s", s.Published[t], plural(t, s.Published[t])))
 	}
 	pub := "nothing new"
 	if len(types) > 0 {
@@ -179,4 +179,15 @@ func (w *Worker) publishedByFeed() map[string]int64 {
 		}
 	}
 	return out
+}
+
+// plural names n items of a content type: "1 story", "2 stories".
+func plural(typ string, n int) string {
+	if n == 1 {
+		return typ
+	}
+	if strings.HasSuffix(typ, "y") {
+		return strings.TrimSuffix(typ, "y") + "ies"
+	}
+	return typ + "s"
 }

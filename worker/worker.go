@@ -116,6 +116,17 @@ func New(ctx context.Context, o Options) (w *Worker, err error) {
 	if err := w.openStore(ctx); err != nil {
 		return nil, err
 	}
+	if w.redis != nil {
+		// What a poll or a delivery costs Redis, for sizing and for the
+		// bench (docs/PERFORMANCE.md): each command sent alone and each
+		// pipeline count one.
+		rt := &dedupe.RoundTripCounter{}
+		w.redis.AddHook(rt)
+		o.Registerer.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "feedworker_redis_round_trips_total",
+			Help: "Round trips to Redis: each command sent alone and each pipeline count one.",
+		}, func() float64 { return float64(rt.Count()) }))
+	}
 	if err := w.openAPI(ctx); err != nil {
 		return nil, err
 	}

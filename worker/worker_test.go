@@ -138,7 +138,7 @@ func TestOncePublishesEveryItemOnce(t *testing.T) {
 	if s.Published["story"] != 12 || s.Polled != 3 || s.Failed != 0 {
 		t.Errorf("summary = %+v, want 12 stories from 3 polls", s)
 	}
-	for _, want := range []string{"3 polls", "12 storys"} {
+	for _, want := range []string{"3 polls", "12 stories"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("printed summary lacks %q:\n%s", want, out.String())
 		}
