@@ -72,14 +72,21 @@ func (s Schedule) Interval(own *config.Duration) time.Duration {
 	return min(max(d, s.MinInterval), s.MaxInterval)
 }
 
+// StartSpread is the window over which feeds seen for the first time are
+// polled. Operators expect a worker to poll as soon as it starts; spreading
+// the first polls over a few seconds (the global and per-host limits bound
+// the burst anyway) keeps them from firing in one instant, and the jitter of
+// every later poll keeps feeds from staying in lock-step.
+const StartSpread = 5 * time.Second
+
 // First returns when a feed seen for the first time is polled: a uniformly
-// random point within its interval, so a config of many feeds does not fire
-// every request at start-up.
+// random point within StartSpread, or within its interval if shorter.
 func (s Schedule) First(now time.Time, interval time.Duration, rnd *rand.Rand) time.Time {
-	if interval <= 0 {
+	window := min(interval, StartSpread)
+	if window <= 0 {
 		return now
 	}
-	return now.Add(time.Duration(rnd.Int64N(int64(interval))))
+	return now.Add(time.Duration(rnd.Int64N(int64(window))))
 }
 
 // Outcome is what the schedule needs to know about the poll that just ended.

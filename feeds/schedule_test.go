@@ -51,19 +51,22 @@ func TestScheduleInterval(t *testing.T) {
 func TestScheduleFirstPollSpread(t *testing.T) {
 	t.Parallel()
 	s, rnd := NewSchedule(config.HTTP{}), testRand()
-	const n, interval = 2000, 15 * time.Minute
-	var quarters [4]int
-	for range n {
-		at := s.First(testNow, interval, rnd)
-		off := at.Sub(testNow)
-		if off < 0 || off >= interval {
-			t.Fatalf("first poll at +%v, want within [0, %v)", off, interval)
+	const n = 2000
+	for _, interval := range []time.Duration{15 * time.Minute, 2 * time.Second} {
+		window := min(interval, StartSpread)
+		var quarters [4]int
+		for range n {
+			at := s.First(testNow, interval, rnd)
+			off := at.Sub(testNow)
+			if off < 0 || off >= window {
+				t.Fatalf("interval %v: first poll at +%v, want within [0, %v)", interval, off, window)
+			}
+			quarters[off*4/window]++
 		}
-		quarters[off*4/interval]++
-	}
-	for i, q := range quarters {
-		if q < n/5 {
-			t.Errorf("quarter %d of the interval got %d of %d first polls; want them spread evenly (%v)", i, q, n, quarters)
+		for i, q := range quarters {
+			if q < n/5 {
+				t.Errorf("interval %v: quarter %d of the start window got %d of %d first polls; want them spread evenly (%v)", interval, i, q, n, quarters)
+			}
 		}
 	}
 }
