@@ -1,6 +1,15 @@
 package transform
 
-import "time"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
 
 // Content types, as the API's per-type paths spell them.
 const (
@@ -74,4 +83,91 @@ type Event struct {
 type Need struct {
 	Quantity *int      `json:"quantity,omitempty"`
 	ByDate   time.Time `json:"by_date,omitzero"`
+}
+
+// computeHash returns the hex SHA-256 of the payload's JSON form with Hash
+// left empty. The JSON form is deterministic (struct fields in order, times
+// in UTC), so equal payloads hash equal across runs, and a field added to
+// Payload is covered without touching this function. The body, the one
+// large field, goes into the digest as raw bytes after the JSON (which ends
+// in a newline, so the two cannot run together): escaping it for JSON would
+// cost more than hashing it.
+func (p *Payload) computeHash() string {
+	c := *p
+	c.Hash, c.Body = "", ""
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(&c); err != nil {
+		// Payload has no type json cannot encode; a failure here is a bug.
+		panic("transform: encoding a payload: " + err.Error())
+	}
+	_, _ = io.WriteString(h, p.Body) // a hash.Hash never fails to write
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// SetImage sets the image (an og:image found later, typically) and
+// recomputes the hash. The URL must be absolute http(s).
+func (p *Payload) SetImage(imageURL string) error {
+	u, ok := absoluteURL(imageURL, nil)
+	if !ok || strings.HasPrefix(strings.TrimSpace(imageURL), "//") {
+		return fmt.Errorf("set image %q: not an absolute http(s) URL", imageURL)
+	}
+	p.ImageURL = u.String()
+	p.Hash = p.computeHash()
+	return nil
+}
+
+// DateRules are the durations a feed's derived dates follow: expiration and
+// priority end are the publish date plus these (zero: not set).
+type DateRules struct {
+	ExpireAfter time.Duration `json:"expire_after,omitempty"`
+	PriorityFor time.Duration `json:"priority_for,omitempty"`
+}
+
+// DateRules returns the mapping's expire_after and priority_for, for
+// ForSend.
+func (m *Mapping) DateRules() DateRules {
+	return DateRules{ExpireAfter: m.expireAfter, PriorityFor: m.priorityFor}
+}
+
+func (p *Payload) applyDateRules(r DateRules) {
+	p.ExpirationDate, p.PriorityUntil = time.Time{}, time.Time{}
+	if p.PublishDate.IsZero() {
+		return
+	}
+	if r.ExpireAfter > 0 {
+		p.ExpirationDate = p.PublishDate.Add(r.ExpireAfter)
+	}
+	if r.PriorityFor > 0 {
+		p.PriorityUntil = p.PublishDate.Add(r.PriorityFor)
+	}
+}
+
+// ForSend returns a copy of p with its dates as they are to be sent: a
+// missing publish date becomes firstSeen (when the worker first saw the
+// item), a publish date after now becomes now, and the expiration and
+// priority dates follow the publish date again. Hash is kept: it describes
+// the item, not the moment it is sent (see the package comment).
+func (p *Payload) ForSend(firstSeen, now time.Time, r DateRules) *Payload {
+	c := *p
+	c.CategoryIDs = slices.Clone(p.CategoryIDs)
+	c.CategoryNames = slices.Clone(p.CategoryNames)
+	c.Segments = slices.Clone(p.Segments)
+	if p.Event != nil {
+		ev := *p.Event
+		c.Event = &ev
+	}
+	if p.Need != nil {
+		n := *p.Need
+		c.Need = &n
+	}
+	if c.PublishDate.IsZero() {
+		c.PublishDate = firstSeen.UTC()
+	}
+	if now = now.UTC(); c.PublishDate.After(now) {
+		c.PublishDate = now
+	}
+	c.applyDateRules(r)
+	return &c
 }

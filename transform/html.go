@@ -1,0 +1,472 @@
+package transform
+
+import (
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/microcosm-cc/bluemonday"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// content is an item's HTML after the DOM steps, before sanitizing.
+type content struct {
+	root *html.Node // a <div> whose children are the fragment
+	// image is the first sizeable image, absolute http(s), or "".
+	image string
+	// rejected holds image URLs judged tracking pixels or icons, so that
+	// gofeed's own pick (the first <img>, whatever it is) can be refused.
+	rejected map[string]bool
+}
+
+// parseContent parses an HTML fragment (or plain text) and runs the DOM
+// steps on it: elements that are never content are removed with their
+// text, feed-ad blocks and tracking pixels are dropped, lazy-loaded images
+// get their real source, and every URL is made absolute against base (a
+// <base> element in the content is ignored: it is removed, never obeyed).
+func parseContent(src string, base *url.URL) *content {
+	c := &content{root: &html.Node{Type: html.ElementNode, Data: "div", DataAtom: atom.Div}}
+	src = strings.TrimSpace(src)
+	if src == "" {
+		return c
+	}
+	if !looksLikeHTML(src) {
+		src = textToHTML(src)
+	}
+	nodes, err := html.ParseFragment(strings.NewReader(src), &html.Node{Type: html.ElementNode, Data: "body", DataAtom: atom.Body})
+	if err != nil {
+		// Only a failing reader errors; a strings.Reader does not.
+		return c
+	}
+	for _, n := range nodes {
+		c.root.AppendChild(n)
+	}
+
+	prune(c.root)
+	doc := goquery.NewDocumentFromNode(c.root)
+	doc.FindMatcher(nodeMatcher(func(n *html.Node) bool { return n.DataAtom == atom.Img })).Each(func(_ int, s *goquery.Selection) {
+		c.handleImage(s.Get(0), base)
+	})
+	doc.FindMatcher(nodeMatcher(func(n *html.Node) bool { return n.DataAtom == atom.A })).Each(func(_ int, s *goquery.Selection) {
+		n := s.Get(0)
+		resolveAttr(n, "href", base, true)
+		// Share buttons and feedflare links are empty once their images are
+		// gone; an empty link is invisible anyway.
+		if isEmpty(n) {
+			s.Remove()
+		}
+	})
+	doc.FindMatcher(nodeMatcher(func(n *html.Node) bool {
+		return n.DataAtom == atom.Blockquote || n.DataAtom == atom.Q || n.DataAtom == atom.Del || n.DataAtom == atom.Ins
+	})).Each(func(_ int, s *goquery.Selection) {
+		resolveAttr(s.Get(0), "cite", base, false)
+	})
+	return c
+}
+
+// handleImage handles one <img>: it takes the real source of a lazy-loaded image,
+// makes it absolute, drops tracking pixels and images that cannot load, and
+// keeps the first sizeable one as the content's image.
+func (c *content) handleImage(n *html.Node, base *url.URL) {
+	src := attr(n, "src")
+	if src == "" || strings.HasPrefix(strings.ToLower(strings.TrimSpace(src)), "data:") {
+		for _, k := range []string{"data-src", "data-lazy-src", "data-original", "data-orig-file"} {
+			if v := attr(n, k); v != "" {
+				src = v
+				break
+			}
+		}
+	}
+	if src == "" || strings.HasPrefix(strings.ToLower(strings.TrimSpace(src)), "data:") {
+		src = firstSrcset(attr(n, "srcset"))
+	}
+	u, ok := absoluteURL(src, base)
+	w, h := imageSize(n)
+	if !ok || (w > 0 && w <= 2) || (h > 0 && h <= 2) || isTrackerURL(u) {
+		if ok {
+			c.reject(u.String())
+		}
+		if raw := attr(n, "src"); raw != "" {
+			c.reject(raw)
+		}
+		removeNode(n)
+		return
+	}
+	abs := u.String()
+	setAttr(n, "src", abs)
+	if (w > 0 && w < minImageSide) || (h > 0 && h < minImageSide) || isIconURL(u) {
+		c.reject(abs)
+		return
+	}
+	if c.image == "" {
+		c.image = abs
+	}
+}
+
+func (c *content) reject(u string) {
+	if c.rejected == nil {
+		c.rejected = make(map[string]bool)
+	}
+	c.rejected[u] = true
+}
+
+// minImageSide is the smallest width or height of an image worth showing
+// as the item's picture; smaller ones are icons, emoji and buttons.
+const minImageSide = 50
+
+// render serializes the cleaned fragment.
+func (c *content) render() string {
+	var b strings.Builder
+	for n := range c.root.ChildNodes() {
+		if err := html.Render(&b, n); err != nil {
+			break // a strings.Builder does not fail
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// text returns the cleaned fragment's plain text.
+func (c *content) text() string { return nodeText(c.root) }
+
+// prune removes junk elements (see isJunk) and comments, and drops every
+// attribute the sanitizer would drop anyway. The sanitizer still decides;
+// this makes its input smaller (feed HTML is heavy with class, style and
+// data- attributes) and keeps them out of the image and link steps.
+func prune(n *html.Node) {
+	for c := n.FirstChild; c != nil; {
+		next := c.NextSibling
+		switch {
+		case c.Type == html.CommentNode || isJunk(c):
+			n.RemoveChild(c)
+		case c.Type == html.ElementNode:
+			kept := c.Attr[:0]
+			for _, a := range c.Attr {
+				if a.Namespace == "" && keepAttr(c.DataAtom, a.Key) {
+					kept = append(kept, a)
+				}
+			}
+			c.Attr = kept
+			prune(c)
+		}
+		c = next
+	}
+}
+
+// keepAttr lists the attributes the body policy allows, plus those the
+// image step reads on <img> (style for sizes, lazy-loading sources). Class
+// is gone by now: isJunk has read it.
+func keepAttr(el atom.Atom, key string) bool {
+	switch key {
+	case "href", "src", "alt", "title", "width", "height", "colspan", "rowspan", "start", "cite", "datetime", "lang", "dir":
+		return true
+	case "style", "srcset", "data-src", "data-lazy-src", "data-original", "data-orig-file":
+		return el == atom.Img
+	}
+	return false
+}
+
+// nodeMatcher adapts a predicate to goquery's Matcher.
+type nodeMatcher func(*html.Node) bool
+
+func (m nodeMatcher) Match(n *html.Node) bool { return m(n) }
+
+// MatchAll returns n and its descendants that match, in document order.
+func (m nodeMatcher) MatchAll(n *html.Node) []*html.Node {
+	var out []*html.Node
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode && m(n) {
+			out = append(out, n)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return out
+}
+
+func (m nodeMatcher) Filter(ns []*html.Node) []*html.Node {
+	var out []*html.Node
+	for _, n := range ns {
+		if m(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// isJunk reports elements removed with everything inside them: active
+// content, forms, document-level elements (<base> among them, so it cannot
+// redirect relative URLs) and feed-ad blocks.
+func isJunk(n *html.Node) bool {
+	if n.Type != html.ElementNode {
+		return false
+	}
+	if n.Namespace != "" { // inside <svg> or <math>
+		return true
+	}
+	switch n.DataAtom {
+	case atom.Script, atom.Style, atom.Iframe, atom.Frame, atom.Frameset, atom.Object, atom.Embed, atom.Applet,
+		atom.Form, atom.Input, atom.Button, atom.Select, atom.Textarea, atom.Base, atom.Meta, atom.Link,
+		atom.Svg, atom.Math, atom.Template, atom.Noscript, atom.Audio, atom.Video, atom.Canvas, atom.Dialog,
+		atom.Head, atom.Title, atom.Noembed, atom.Noframes:
+		return true
+	case atom.Div, atom.P, atom.Span, atom.Table:
+		for class := range strings.FieldsSeq(attr(n, "class")) {
+			switch strings.ToLower(class) {
+			case "feedflare", "mf-viral", "feedburnerfeedblock", "pheedo", "fb-ad", "feedsportal-ad":
+				return true
+			}
+		}
+	case atom.A:
+		if href := attr(n, "href"); href != "" {
+			if u, err := url.Parse(strings.TrimSpace(href)); err == nil && isAdLink(u) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// isAdLink reports links that feed services insert as ads or share buttons.
+func isAdLink(u *url.URL) bool {
+	host, path := strings.ToLower(u.Hostname()), u.Path
+	switch {
+	case (host == "feeds.feedburner.com" || strings.HasPrefix(host, "feeds.")) && (strings.HasPrefix(path, "/~a/") || strings.HasPrefix(path, "/~ff/")):
+		return true // FeedBurner ads and "flares", also on a publisher's own feeds.* domain
+	case host == "da.feedsportal.com", host == "ads.pheedo.com", host == "feedads.g.doubleclick.net",
+		strings.HasSuffix(host, ".doubleclick.net"):
+		return true
+	case host == "feeds.wordpress.com" && strings.HasPrefix(path, "/1.0/go"):
+		return true
+	}
+	return false
+}
+
+// isTrackerURL reports images that only count readers.
+func isTrackerURL(u *url.URL) bool {
+	host, path := strings.ToLower(u.Hostname()), strings.ToLower(u.Path)
+	switch {
+	case (host == "feeds.feedburner.com" || strings.HasPrefix(host, "feeds.")) &&
+		(strings.HasPrefix(path, "/~r/") || strings.HasPrefix(path, "/~ff/") || strings.HasPrefix(path, "/~a/")):
+		return true
+	case strings.HasSuffix(host, "feedsportal.com"), strings.HasSuffix(host, "pheedo.com"),
+		strings.HasSuffix(host, ".doubleclick.net"), host == "stats.wordpress.com", host == "pixel.wp.com",
+		host == "www.google-analytics.com", host == "feeds.wordpress.com", host == "pixel.quantserve.com",
+		host == "b.scorecardresearch.com", host == "sb.scorecardresearch.com":
+		return true
+	}
+	base := path[strings.LastIndexByte(path, '/')+1:]
+	switch base {
+	case "spacer.gif", "blank.gif", "pixel.gif", "1x1.gif", "clear.gif", "transparent.gif", "t.gif", "pixel.png":
+		return true
+	}
+	return false
+}
+
+// isIconURL reports images that are part of the page furniture rather than
+// the story: emoji, smilies, avatars, favicons, buttons.
+func isIconURL(u *url.URL) bool {
+	host, path := strings.ToLower(u.Hostname()), strings.ToLower(u.Path)
+	if host == "s.w.org" || strings.HasSuffix(host, "gravatar.com") {
+		return true
+	}
+	for _, s := range []string{"/emoji/", "/smilies/", "/smileys/", "/icons/", "favicon", "/avatar", "/buttons/", "/share"} {
+		if strings.Contains(path, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// imageSize reads an <img>'s declared width and height (0 when unknown),
+// from its attributes or its inline style.
+func imageSize(n *html.Node) (w, h int) {
+	w, h = pixels(attr(n, "width")), pixels(attr(n, "height"))
+	if style := strings.ToLower(attr(n, "style")); style != "" {
+		for decl := range strings.SplitSeq(style, ";") {
+			k, v, _ := strings.Cut(decl, ":")
+			switch strings.TrimSpace(k) {
+			case "width":
+				if p := pixels(v); p > 0 {
+					w = p
+				}
+			case "height":
+				if p := pixels(v); p > 0 {
+					h = p
+				}
+			}
+		}
+	}
+	return w, h
+}
+
+// pixels reads "1", "1px" or " 1 px" as 1; anything else (percentages,
+// "auto") as 0, unknown.
+func pixels(s string) int {
+	s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(strings.ToLower(s)), "px"))
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0
+	}
+	if n == 0 {
+		return 1 // width="0" hides an image as surely as width="1"
+	}
+	return n
+}
+
+// firstSrcset returns the first URL of a srcset attribute.
+func firstSrcset(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	first, _, _ := strings.Cut(s, ",")
+	u, _, _ := strings.Cut(strings.TrimSpace(first), " ")
+	return u
+}
+
+// resolveAttr makes a URL attribute absolute, or removes it when it is not
+// an http(s) URL (mailto: too, when allowMailto).
+func resolveAttr(n *html.Node, key string, base *url.URL, allowMailto bool) {
+	v := attr(n, key)
+	if v == "" {
+		return
+	}
+	if allowMailto && strings.HasPrefix(strings.ToLower(strings.TrimSpace(v)), "mailto:") {
+		return
+	}
+	if u, ok := absoluteURL(v, base); ok {
+		setAttr(n, key, u.String())
+		return
+	}
+	removeAttr(n, key)
+}
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Namespace == "" && a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+func setAttr(n *html.Node, key, val string) {
+	for i, a := range n.Attr {
+		if a.Namespace == "" && a.Key == key {
+			n.Attr[i].Val = val
+			return
+		}
+	}
+	n.Attr = append(n.Attr, html.Attribute{Key: key, Val: val})
+}
+
+func removeAttr(n *html.Node, key string) {
+	out := n.Attr[:0]
+	for _, a := range n.Attr {
+		if a.Namespace != "" || a.Key != key {
+			out = append(out, a)
+		}
+	}
+	n.Attr = out
+}
+
+func removeNode(n *html.Node) {
+	if n.Parent != nil {
+		n.Parent.RemoveChild(n)
+	}
+}
+
+// isEmpty reports an element with no text and no image inside.
+func isEmpty(n *html.Node) bool {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		switch c.Type {
+		case html.TextNode:
+			if strings.TrimSpace(c.Data) != "" {
+				return false
+			}
+		case html.ElementNode:
+			if c.DataAtom == atom.Img || !isEmpty(c) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// looksLikeHTML reports whether s has something that reads as a tag or a
+// comment; without one it is plain text, whose line breaks carry its
+// paragraphs.
+func looksLikeHTML(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] == '<' {
+			if c := s[i+1]; c == '/' || c == '!' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// textToHTML turns plain text into paragraphs: blank lines separate them,
+// single line breaks become <br>. Entities in the text are decoded first,
+// because a plain-text field holding "&amp;" was escaped once too often.
+func textToHTML(s string) string {
+	s = html.UnescapeString(strings.ReplaceAll(s, "\r\n", "\n"))
+	var b strings.Builder
+	for para := range strings.SplitSeq(s, "\n\n") {
+		para = strings.TrimSpace(para)
+		if para == "" {
+			continue
+		}
+		b.WriteString("<p>")
+		for i, line := range strings.Split(para, "\n") {
+			if i > 0 {
+				b.WriteString("<br>")
+			}
+			b.WriteString(html.EscapeString(strings.TrimSpace(line)))
+		}
+		b.WriteString("</p>")
+	}
+	return b.String()
+}
+
+// newPolicy builds the allowlist the body goes through last: text
+// structure, links and images only. No element or attribute that can run
+// code, load active content, style or position things, or submit data is
+// allowed; URLs must parse and be absolute http(s) (mailto: for links).
+func newPolicy() *bluemonday.Policy {
+	p := bluemonday.NewPolicy()
+	p.AllowElements(
+		"p", "br", "hr", "div", "span", "section", "article", "aside", "header", "footer",
+		"h1", "h2", "h3", "h4", "h5", "h6",
+		"b", "strong", "i", "em", "u", "s", "strike", "del", "ins", "sub", "sup", "small", "big", "mark",
+		"abbr", "cite", "q", "dfn", "code", "kbd", "samp", "var", "pre", "blockquote", "tt",
+		"ul", "ol", "li", "dl", "dt", "dd",
+		"table", "thead", "tbody", "tfoot", "tr", "th", "td", "caption", "colgroup", "col",
+		"figure", "figcaption", "details", "summary", "time", "address", "center",
+	)
+	p.AllowURLSchemes("http", "https", "mailto")
+	p.RequireParseableURLs(true)
+	p.AllowRelativeURLs(false)
+	p.AllowAttrs("href").OnElements("a")
+	p.RequireNoFollowOnFullyQualifiedLinks(true)
+	p.AddTargetBlankToFullyQualifiedLinks(true)
+	p.AllowAttrs("src").OnElements("img")
+	p.AllowAttrs("alt", "title").OnElements("img")
+	digits := regexp.MustCompile(`^[0-9]{1,5}$`)
+	p.AllowAttrs("width", "height").Matching(digits).OnElements("img")
+	p.AllowAttrs("colspan", "rowspan").Matching(digits).OnElements("td", "th")
+	p.AllowAttrs("start").Matching(digits).OnElements("ol")
+	p.AllowAttrs("cite").OnElements("blockquote", "q", "del", "ins")
+	p.AllowAttrs("datetime").Matching(regexp.MustCompile(`^[0-9T:.+\- Z]{4,40}$`)).OnElements("time", "del", "ins")
+	p.AllowAttrs("title").OnElements("abbr", "a", "dfn")
+	p.AllowAttrs("lang").Matching(regexp.MustCompile(`^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$`)).Globally()
+	p.AllowAttrs("dir").Matching(regexp.MustCompile(`^(?i)(ltr|rtl|auto)$`)).Globally()
+	return p
+}

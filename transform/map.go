@@ -1,0 +1,400 @@
+package transform
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mmcdole/gofeed"
+)
+
+// Result is the outcome for one feed item. Exactly one of Payload, Skip and
+// Err is set.
+type Result struct {
+	// Payload is the mapped item.
+	Payload *Payload
+	// Skip says why the item is not to be sent: a filter dropped it, or it
+	// lacks what its type needs (an Event without a start date). Skipped
+	// items are expected; they are not errors.
+	Skip string
+	// Err is set when the mapping itself failed for this item, such as a
+	// rule expression that failed at run time.
+	Err error
+
+	// NeedsOGImage is set when the mapping has fetch_og_image and the item
+	// has no image: the worker fetches Payload.ExternalURL's og:image (see
+	// OGImageFetcher) and calls ResolveOGImage with what it found.
+	NeedsOGImage bool
+	// Warning is a problem with the feed rather than the item, such as a
+	// GUID used by several items; it is set on every result it concerns,
+	// and the same text on each, so it can be logged once per feed.
+	Warning string
+
+	// requireImage: the mapping has require_image, which ResolveOGImage
+	// applies once the og:image fetch is done.
+	requireImage bool
+}
+
+// ResolveOGImage completes a result that needed an og:image: imageURL is
+// what the fetch found ("" for nothing or a failed fetch). It sets the
+// image (and so the hash), or turns the result into a skip when the
+// mapping requires an image. It does nothing unless NeedsOGImage is set.
+func (r *Result) ResolveOGImage(imageURL string) {
+	if !r.NeedsOGImage || r.Payload == nil {
+		return
+	}
+	r.NeedsOGImage = false
+	if imageURL != "" && r.Payload.SetImage(imageURL) == nil {
+		return
+	}
+	if r.requireImage {
+		r.Payload, r.Skip = nil, "no image: require_image is set and the page has no og:image"
+	}
+}
+
+// Map maps every item of feed, in feed order: one Result per item. now is
+// used only by max_age; see the package comment for why payloads never
+// depend on it.
+//
+// The whole feed is mapped at once so that identities can be checked
+// across items: when two items share a GUID, every item of the feed gets a
+// link-based external id instead (with a Warning), and when two items still
+// share an external id, the later ones are skipped as duplicates.
+func (m *Mapping) Map(feed *gofeed.Feed, now time.Time) []Result {
+	if feed == nil || len(feed.Items) == 0 {
+		return nil
+	}
+	now = now.UTC()
+	feedBase := parseBase(feed.Link)
+	if feedBase == nil {
+		feedBase = parseBase(feed.FeedLink)
+	}
+
+	// Identity first: it needs every item's key before any is used.
+	links := make([]string, len(feed.Items))
+	cand := make([]itemKeys, len(feed.Items))
+	for i, item := range feed.Items {
+		if item == nil {
+			continue
+		}
+		raw := itemLink(item, feedBase)
+		links[i] = canonicalLink(raw, feedBase)
+		cand[i] = keysFor(item, identityLink(raw, feedBase))
+	}
+	keys, warning := assignKeys(cand)
+
+	results := make([]Result, len(feed.Items))
+	seen := make(map[string]int, len(feed.Items))
+	zones := map[string]*time.Location{}
+	for i, item := range feed.Items {
+		r := &results[i]
+		r.Warning = warning
+		if item == nil {
+			r.Skip = "empty: nil item"
+			continue
+		}
+		id := externalID(m.feedID, keys[i])
+		if j, dup := seen[id]; dup {
+			r.Skip = fmt.Sprintf("duplicate: same external id %s as item %d of this feed", id, j+1)
+			continue
+		}
+		seen[id] = i
+		m.mapItem(r, feed, item, id, links[i], feedBase, now, zones)
+	}
+	return results
+}
+
+// itemData holds what the steps of one item share.
+type itemData struct {
+	link             string // canonical
+	base             *url.URL
+	fullTitle        string // plain text, not capped
+	descriptionText  string // plain text of the description, not capped
+	sourceCategories []string
+	bodySrc          string
+	body             *content // parsed on first use
+	desc             *content // parsed on first use; nil when the body is the description
+	descIsBody       bool
+}
+
+func (d *itemData) bodyContent() *content {
+	if d.body == nil {
+		d.body = parseContent(d.bodySrc, d.base)
+	}
+	return d.body
+}
+
+// mapItem runs the steps of the package comment for one item.
+func (m *Mapping) mapItem(r *Result, feed *gofeed.Feed, item *gofeed.Item, id, link string, feedBase *url.URL, now time.Time, zones map[string]*time.Location) {
+	d := &itemData{link: link, base: feedBase}
+	// URLs in the content resolve against the item's page; gofeed has
+	// already resolved Atom content against xml:base.
+	if b := parseBase(link); b != nil {
+		d.base = b
+	}
+
+	// Texts. The body is the content, else the description.
+	contentSrc, description := strings.TrimSpace(item.Content), strings.TrimSpace(item.Description)
+	if description == "" {
+		// Video feeds (YouTube, Vimeo) keep their text in Media RSS.
+		description = mediaDescription(item)
+	}
+	d.bodySrc = contentSrc
+	if d.bodySrc == "" {
+		d.bodySrc, d.descIsBody = description, true
+	}
+	d.fullTitle = plainText(item.Title)
+	if d.descIsBody {
+		d.descriptionText = d.bodyContent().text()
+	} else {
+		d.descriptionText = plainText(description)
+	}
+	d.sourceCategories = sourceCategories(item)
+	descContent := func() *content {
+		if d.descIsBody || description == "" || !looksLikeHTML(description) {
+			return nil
+		}
+		if d.desc == nil {
+			d.desc = parseContent(description, d.base)
+		}
+		return d.desc
+	}
+
+	// Ads posing as items, then content type, then filters: nothing below
+	// is spent on dropped items.
+	if u, err := url.Parse(link); err == nil && link != "" && isAdLink(u) {
+		r.Skip = "ad: the item links to an ad server"
+		return
+	}
+	var env *ruleEnv
+	if len(m.typeRules) > 0 || len(m.categoryRules) > 0 {
+		env = newRuleEnv(feed, item, d)
+	}
+	typ := m.typ
+	if len(m.typeRules) > 0 {
+		t, err := m.pickType(env)
+		if err != nil {
+			r.Err = err
+			return
+		}
+		typ = t
+	}
+	published := itemDate(item.PublishedParsed, item.UpdatedParsed, item.Published, item.Updated)
+	if skip := m.filterItem(item, d, published, now); skip != "" {
+		r.Skip = skip
+		return
+	}
+
+	p := &Payload{
+		Type:           typ,
+		FeedID:         m.feedID,
+		ExternalID:     id,
+		ExternalURL:    link,
+		MoreButtonText: m.static.moreButtonText,
+		PublishDate:    published,
+	}
+	if typ == TypeLink && link == "" {
+		r.Skip = "no link: a link item needs one"
+		return
+	}
+
+	// Title and summary. An item without a title is named by its text.
+	summaryText := d.descriptionText
+	if summaryText == "" || sameText(summaryText, d.fullTitle) {
+		if !d.descIsBody {
+			summaryText = d.bodyContent().text()
+		}
+	}
+	p.Title = truncate(d.fullTitle, m.titleMax)
+	if p.Title == "" {
+		p.Title = truncate(summaryText, min(m.titleMax, derivedTitleMax))
+	}
+	if p.Title == "" {
+		r.Skip = "no title: the item has no title and no text"
+		return
+	}
+	// Compared after capping too: a short cap can cut a longer text down
+	// to the title made from it.
+	if s := truncate(summaryText, m.summaryMax); !sameText(summaryText, d.fullTitle) && !sameText(s, p.Title) {
+		p.Summary = s
+	}
+
+	// Image. Without one, the og:image of the page may still come (the
+	// worker fetches it); require_image then waits for ResolveOGImage.
+	p.ImageURL = pickImage(item, d.bodyContent, descContent, d.base)
+	needsOG := m.fetchOGImage && p.ImageURL == "" && link != ""
+	if p.ImageURL == "" && m.requireImage && !needsOG {
+		r.Skip = "no image: require_image is set"
+		return
+	}
+
+	// Categories.
+	names := slices.Clone(m.categories)
+	for _, c := range d.sourceCategories {
+		mapped, ok := m.categoryMap[strings.ToLower(c)]
+		switch {
+		case ok && mapped != "":
+			names = append(names, mapped)
+		case !ok && m.passUnmapped:
+			names = append(names, c)
+		}
+	}
+	if len(m.categoryRules) > 0 {
+		extra, err := m.ruleCategories(env)
+		if err != nil {
+			r.Err = err
+			return
+		}
+		names = append(names, extra...)
+	}
+	p.CategoryNames = dedupeFold(names)
+	p.CategoryIDs = dedupeIDs(m.categoryIDs)
+
+	// Static fields and derived dates.
+	s := m.static
+	p.AuthorID, p.PriorityID, p.StatusID = copyPtr(s.authorID), copyPtr(s.priorityID), copyPtr(s.statusID)
+	p.Private, p.ExclusiveToSegment, p.AvailableInPartner = copyPtr(s.private), copyPtr(s.exclusiveToSegment), copyPtr(s.availableInPartner)
+	p.EnableComments, p.EnableLinkTracking, p.Evergreen = copyPtr(s.enableComments), copyPtr(s.enableLinkTracking), copyPtr(s.evergreen)
+	p.Segments = slices.Clone(s.segments)
+	p.applyDateRules(m.DateRules())
+
+	// Type-specific fields.
+	switch typ {
+	case TypeEvent:
+		ev, skip := m.eventFields(item, d.base, zones)
+		if skip != "" {
+			r.Skip = skip
+			return
+		}
+		p.Event = ev
+	case TypeNeed:
+		n, skip := m.needFields(item)
+		if skip != "" {
+			r.Skip = skip
+			return
+		}
+		p.Need = n
+	}
+
+	// Sanitize last, then hash.
+	p.Body = strings.TrimSpace(m.policy.Sanitize(d.bodyContent().render()))
+	p.Hash = p.computeHash()
+	r.Payload = p
+	r.requireImage = m.requireImage
+	r.NeedsOGImage = needsOG
+}
+
+// derivedTitleMax caps a title made from the item's text: a headline, not
+// a paragraph.
+const derivedTitleMax = 100
+
+// itemLink returns the item's link as written: FeedBurner's and Pheedo's
+// original link when present, else the link, the first other link, or a
+// GUID that is a URL; the first of them that is an http(s) URL. Links
+// through a feed service's redirector come last: they hide the article's
+// address and stop working when the service does.
+func itemLink(item *gofeed.Item, feedBase *url.URL) string {
+	var candidates, redirected []string
+	for _, prefix := range []string{"feedburner", "pheedo"} {
+		candidates = append(candidates, extValues(item.Extensions, prefix, "origLink")...)
+	}
+	for _, l := range append([]string{item.Link}, item.Links...) {
+		if u, ok := absoluteURL(l, feedBase); ok && isRedirector(u) {
+			redirected = append(redirected, l)
+		} else {
+			candidates = append(candidates, l)
+		}
+	}
+	if g := strings.TrimSpace(item.GUID); strings.HasPrefix(g, "http://") || strings.HasPrefix(g, "https://") {
+		candidates = append(candidates, g)
+	}
+	for _, c := range append(candidates, redirected...) {
+		if _, ok := absoluteURL(c, feedBase); ok {
+			return c
+		}
+	}
+	return ""
+}
+
+// isRedirector reports links through a feed service's click counter.
+func isRedirector(u *url.URL) bool {
+	host, path := strings.ToLower(u.Hostname()), u.Path
+	switch {
+	case strings.HasSuffix(host, "feedsportal.com"), host == "feedproxy.google.com":
+		return true
+	case strings.HasPrefix(host, "feeds.") && strings.HasPrefix(path, "/~r/"):
+		return true
+	}
+	return false
+}
+
+// mediaDescription returns the Media RSS description of an item, at the
+// top level or in a media:group.
+func mediaDescription(item *gofeed.Item) string {
+	for _, path := range []extPath{
+		{raw: "media:description", prefix: "media", names: []string{"description"}},
+		{raw: "media:group/media:description", prefix: "media", names: []string{"group", "description"}},
+	} {
+		if v := path.value(item); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// sourceCategories are the item's own categories, as plain text, without
+// repeats, plus ev:type, which names an event's kind.
+func sourceCategories(item *gofeed.Item) []string {
+	var out []string
+	for _, c := range item.Categories {
+		if c = plainText(c); c != "" {
+			out = append(out, c)
+		}
+	}
+	out = append(out, extValues(item.Extensions, "ev", "type")...)
+	return dedupeFold(out)
+}
+
+// dedupeFold drops empty names and repeats that differ only in case,
+// keeping the first spelling and the order.
+func dedupeFold(names []string) []string {
+	var out []string
+	seen := make(map[string]bool, len(names)) // a hostile feed may send thousands
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		key := strings.ToLower(n)
+		if n == "" || seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, n)
+	}
+	return out
+}
+
+func dedupeIDs(ids []int64) []int64 {
+	var out []int64
+	for _, id := range ids {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func authorName(item *gofeed.Item) string {
+	if item.Author != nil && item.Author.Name != "" {
+		return plainText(item.Author.Name)
+	}
+	for _, a := range item.Authors {
+		if a != nil && a.Name != "" {
+			return plainText(a.Name)
+		}
+	}
+	if item.DublinCoreExt != nil && len(item.DublinCoreExt.Creator) > 0 {
+		return plainText(item.DublinCoreExt.Creator[0])
+	}
+	return ""
+}

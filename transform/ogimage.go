@@ -1,0 +1,277 @@
+package transform
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+)
+
+// ErrNotPublic is returned (wrapped) when a page or a redirect leads to an
+// address that is not public: loopback, private, link-local, shared, and
+// reserved ranges. Feeds are written by strangers; their links must not
+// reach the worker's own network.
+var ErrNotPublic = errors.New("address is not public")
+
+// OGImageOptions configure an OGImageFetcher. Zero values take defaults.
+type OGImageOptions struct {
+	// Timeout bounds one fetch, from dial to the last byte (default 10s).
+	Timeout time.Duration
+	// MaxBytes is how much of a page is read (default 1 MiB); the og:image
+	// tag sits in the head, well before that.
+	MaxBytes int64
+	// CacheSize is how many pages' answers are kept, least recently used
+	// first out (default 1024).
+	CacheSize int
+	// MaxRedirects is how many redirects a fetch follows (default 5).
+	MaxRedirects int
+	// UserAgent is sent with each request (default "feedworker").
+	UserAgent string
+	// AllowPrivate lets fetches reach non-public addresses. For tests
+	// against local servers only.
+	AllowPrivate bool
+}
+
+// OGImageFetcher finds the og:image of article pages, for items whose feed
+// has no picture (Result.NeedsOGImage). It fetches only over http(s), only
+// from public addresses (checked when dialing, after DNS, so a name cannot
+// be re-pointed at a private address between check and use), with a size
+// and time bound, and without a proxy, which would hide the real address.
+// Answers, including "no image", are cached. It is safe for concurrent use.
+type OGImageFetcher struct {
+	client    *http.Client
+	maxBytes  int64
+	userAgent string
+
+	mu    sync.Mutex
+	cap   int
+	order *list.List // of *ogEntry, most recently used first
+	index map[string]*list.Element
+}
+
+type ogEntry struct {
+	page, image string
+}
+
+// NewOGImageFetcher returns a fetcher with its own HTTP client.
+func NewOGImageFetcher(o OGImageOptions) *OGImageFetcher {
+	allow := func(ap netip.AddrPort) bool { return isPublic(ap.Addr()) }
+	if o.AllowPrivate {
+		allow = nil
+	}
+	return newOGImageFetcher(o, allow)
+}
+
+// newOGImageFetcher takes the dial-time address check (nil: any address),
+// so tests can tell one local server from another.
+func newOGImageFetcher(o OGImageOptions, allow func(netip.AddrPort) bool) *OGImageFetcher {
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Second
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = 1 << 20
+	}
+	if o.CacheSize <= 0 {
+		o.CacheSize = 1024
+	}
+	if o.MaxRedirects <= 0 {
+		o.MaxRedirects = 5
+	}
+	if o.UserAgent == "" {
+		o.UserAgent = "feedworker"
+	}
+	dialer := &net.Dialer{Timeout: o.Timeout}
+	if allow != nil {
+		// Control runs with the resolved address of every connection,
+		// redirects included.
+		dialer.Control = func(_, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil || !allow(ap) {
+				return fmt.Errorf("dial %s: %w", address, ErrNotPublic)
+			}
+			return nil
+		}
+	}
+	transport := &http.Transport{
+		Proxy:                 nil,
+		DialContext:           dialer.DialContext,
+		ForceAttemptHTTP2:     true,
+		TLSHandshakeTimeout:   o.Timeout,
+		ResponseHeaderTimeout: o.Timeout,
+		MaxIdleConns:          16,
+		IdleConnTimeout:       30 * time.Second,
+	}
+	maxRedirects := o.MaxRedirects
+	return &OGImageFetcher{
+		client: &http.Client{
+			Transport: transport,
+			Timeout:   o.Timeout,
+			CheckRedirect: func(req *http.Request, via []*http.Request) error {
+				if len(via) > maxRedirects {
+					return fmt.Errorf("more than %d redirects", maxRedirects)
+				}
+				if !isHTTP(req.URL) {
+					return fmt.Errorf("redirect to %q: not http(s)", req.URL.Scheme)
+				}
+				return nil
+			},
+		},
+		maxBytes:  o.MaxBytes,
+		userAgent: o.UserAgent,
+		cap:       o.CacheSize,
+		order:     list.New(),
+		index:     make(map[string]*list.Element),
+	}
+}
+
+// isPublic reports whether a is a global unicast address outside the
+// private, shared and special-purpose ranges.
+func isPublic(a netip.Addr) bool {
+	a = a.Unmap()
+	if !a.IsValid() || !a.IsGlobalUnicast() || a.IsPrivate() || a.IsLoopback() ||
+		a.IsLinkLocalUnicast() || a.IsMulticast() || a.IsUnspecified() {
+		return false
+	}
+	for _, p := range []string{
+		"0.0.0.0/8",       // "this network"
+		"100.64.0.0/10",   // carrier-grade NAT, shared
+		"192.0.0.0/24",    // IETF protocol assignments
+		"192.0.2.0/24",    // documentation
+		"198.18.0.0/15",   // benchmarking
+		"198.51.100.0/24", // documentation
+		"203.0.113.0/24",  // documentation
+		"240.0.0.0/4",     // reserved
+		"64:ff9b::/96",    // NAT64: embeds an IPv4 address, maybe a private one
+		"64:ff9b:1::/48",  // local-use NAT64
+		"2001:db8::/32",   // documentation
+		"2002::/16",       // 6to4: embeds an IPv4 address
+	} {
+		if netip.MustParsePrefix(p).Contains(a) {
+			return false
+		}
+	}
+	return true
+}
+
+// Fetch returns the absolute http(s) URL of pageURL's og:image (or
+// twitter:image), or "" when the page has none. Errors are not cached, so a
+// later call tries again; answers are.
+func (f *OGImageFetcher) Fetch(ctx context.Context, pageURL string) (string, error) {
+	u, ok := absoluteURL(pageURL, nil)
+	if !ok {
+		return "", fmt.Errorf("fetch og:image of %q: not an absolute http(s) URL", pageURL)
+	}
+	page := u.String()
+	if img, ok := f.cached(page); ok {
+		return img, nil
+	}
+	img, cache, err := f.fetch(ctx, page)
+	if err != nil {
+		return "", fmt.Errorf("fetch og:image of %s: %w", page, err)
+	}
+	if cache {
+		f.store(page, img)
+	}
+	return img, nil
+}
+
+// fetch gets one page; cache says whether the answer is durable.
+func (f *OGImageFetcher) fetch(ctx context.Context, page string) (img string, cache bool, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, page, nil)
+	if err != nil {
+		return "", false, err
+	}
+	req.Header.Set("User-Agent", f.userAgent)
+	req.Header.Set("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1")
+	resp, err := f.client.Do(req)
+	if err != nil {
+		return "", false, err
+	}
+	defer resp.Body.Close()
+	body := io.LimitReader(resp.Body, f.maxBytes)
+	// Drain what is left of the bounded body so the connection can be
+	// reused; a failure only costs the connection.
+	defer func() { _, _ = io.Copy(io.Discard, body) }()
+
+	switch {
+	case resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
+		return "", false, fmt.Errorf("status %s", resp.Status)
+	case resp.StatusCode >= 400:
+		return "", true, nil // gone or forbidden: no image, and asking again will not help
+	case resp.StatusCode != http.StatusOK:
+		return "", false, fmt.Errorf("status %s", resp.Status)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "" {
+		mt, _, _ := mime.ParseMediaType(ct)
+		if mt != "text/html" && mt != "application/xhtml+xml" {
+			return "", true, nil // a PDF, an image, a feed: no og:image to find
+		}
+	}
+	doc, err := goquery.NewDocumentFromReader(body)
+	if err != nil {
+		return "", false, fmt.Errorf("read page: %w", err)
+	}
+	return ogImage(doc, resp.Request.URL), true, nil
+}
+
+// ogImage returns the page's picture from its meta tags, resolved against
+// the page's final URL.
+func ogImage(doc *goquery.Document, pageURL *url.URL) string {
+	for _, key := range []string{"og:image:secure_url", "og:image", "og:image:url", "twitter:image", "twitter:image:src"} {
+		found := ""
+		doc.Find("meta").EachWithBreak(func(_ int, s *goquery.Selection) bool {
+			name := s.AttrOr("property", s.AttrOr("name", ""))
+			if !strings.EqualFold(strings.TrimSpace(name), key) {
+				return true
+			}
+			if u := imageURL(s.AttrOr("content", ""), pageURL); u != "" {
+				found = u
+				return false
+			}
+			return true
+		})
+		if found != "" {
+			return found
+		}
+	}
+	return ""
+}
+
+func (f *OGImageFetcher) cached(page string) (string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e, ok := f.index[page]
+	if !ok {
+		return "", false
+	}
+	f.order.MoveToFront(e)
+	return e.Value.(*ogEntry).image, true
+}
+
+func (f *OGImageFetcher) store(page, img string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if e, ok := f.index[page]; ok {
+		e.Value.(*ogEntry).image = img
+		f.order.MoveToFront(e)
+		return
+	}
+	f.index[page] = f.order.PushFront(&ogEntry{page: page, image: img})
+	for f.order.Len() > f.cap {
+		last := f.order.Back()
+		f.order.Remove(last)
+		delete(f.index, last.Value.(*ogEntry).page)
+	}
+}

@@ -1,0 +1,205 @@
+package transform
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// plainText turns an HTML fragment (or text that may hold entities and
+// stray tags, as feed titles do) into one line of plain text: tags removed,
+// entities decoded, the content of script-like elements dropped, block
+// boundaries turned into spaces, whitespace collapsed.
+func plainText(s string) string {
+	if s == "" {
+		return ""
+	}
+	// Most titles are plain text already: skip the tokenizer for them.
+	if !strings.ContainsAny(s, "<&") {
+		return collapseSpace(s)
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	z := html.NewTokenizer(strings.NewReader(s))
+	skip := 0 // depth inside elements whose text is not content
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return collapseSpace(b.String())
+		case html.TextToken:
+			if skip == 0 {
+				b.Write(z.Text())
+			}
+		case html.StartTagToken:
+			name, _ := z.TagName()
+			a := atom.Lookup(name)
+			if skipsText(a) {
+				skip++
+			} else if isBlock(a) {
+				b.WriteByte(' ')
+			}
+		case html.SelfClosingTagToken:
+			name, _ := z.TagName()
+			if isBlock(atom.Lookup(name)) {
+				b.WriteByte(' ')
+			}
+		case html.EndTagToken:
+			name, _ := z.TagName()
+			a := atom.Lookup(name)
+			if skipsText(a) {
+				if skip > 0 {
+					skip--
+				}
+			} else if isBlock(a) {
+				b.WriteByte(' ')
+			}
+		}
+	}
+}
+
+// nodeText is plainText for an already parsed tree.
+func nodeText(n *html.Node) string {
+	var b strings.Builder
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		switch n.Type {
+		case html.TextNode:
+			b.WriteString(n.Data)
+			return
+		case html.ElementNode:
+			if skipsText(n.DataAtom) {
+				return
+			}
+			if isBlock(n.DataAtom) {
+				b.WriteByte(' ')
+				defer b.WriteByte(' ')
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return collapseSpace(b.String())
+}
+
+// skipsText reports elements whose text is code, styling or a fallback,
+// never readable content.
+func skipsText(a atom.Atom) bool {
+	switch a {
+	case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Iframe, atom.Object,
+		atom.Svg, atom.Math, atom.Head, atom.Title, atom.Textarea, atom.Select, atom.Noembed, atom.Noframes:
+		return true
+	}
+	return false
+}
+
+// isBlock reports elements that separate words, so "<p>a</p><p>b</p>" reads
+// "a b" and not "ab".
+func isBlock(a atom.Atom) bool {
+	switch a {
+	case atom.P, atom.Br, atom.Div, atom.Li, atom.Ul, atom.Ol, atom.Dl, atom.Dt, atom.Dd,
+		atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6, atom.Blockquote, atom.Pre,
+		atom.Table, atom.Tr, atom.Td, atom.Th, atom.Caption, atom.Hr, atom.Figure, atom.Figcaption,
+		atom.Section, atom.Article, atom.Aside, atom.Header, atom.Footer, atom.Nav, atom.Address,
+		atom.Details, atom.Summary, atom.Img:
+		return true
+	}
+	return false
+}
+
+// collapseSpace trims s and turns every run of white space into one space.
+// Invisible characters (zero-width spaces, byte-order marks, control
+// characters) and invalid UTF-8 are dropped, so that two texts that look the
+// same compare equal.
+func collapseSpace(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for i := 0; i < len(s); {
+		// ASCII first: it is most of most feeds, and needs no decoding.
+		if c := s[i]; c < utf8.RuneSelf {
+			i++
+			switch {
+			case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+				space = b.Len() > 0
+			case c < 0x20 || c == 0x7f:
+				// control character: dropped
+			default:
+				if space {
+					b.WriteByte(' ')
+					space = false
+				}
+				b.WriteByte(c)
+			}
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			continue
+		case unicode.IsSpace(r):
+			space = b.Len() > 0
+			continue
+		case r == '\u200b' || r == '\u200c' || r == '\u200d' || r == '\u2060' || r == '\ufeff' || r == '\u00ad':
+			continue
+		case unicode.IsControl(r):
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteString(s[i-size : i])
+	}
+	return b.String()
+}
+
+// ellipsis marks text cut short.
+const ellipsis = "…"
+
+// truncate caps s at max characters (runes). A cut text ends at a word
+// boundary followed by an ellipsis, both within max. Text without a word
+// boundary in its second half (for example Chinese or Japanese) is cut at a
+// character instead.
+func truncate(s string, max int) string {
+	if max <= 0 || utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	if max == 1 {
+		return ellipsis
+	}
+	// Byte offset of the rune at index max-1: room for the ellipsis.
+	cut, n := 0, 0
+	for i := range s {
+		if n == max-1 {
+			cut = i
+			break
+		}
+		n++
+	}
+	head := s[:cut]
+	// A cut right before a space needs no backing off.
+	if r, _ := utf8.DecodeRuneInString(s[cut:]); !unicode.IsSpace(r) {
+		if i := strings.LastIndexFunc(head, unicode.IsSpace); i > 0 && utf8.RuneCountInString(head[:i]) >= (max-1)/2 {
+			head = head[:i]
+		}
+	}
+	head = strings.TrimRightFunc(head, func(r rune) bool {
+		return unicode.IsSpace(r) || strings.ContainsRune(",;:-–—([{/'\"", r)
+	})
+	return head + ellipsis
+}
+
+// sameText reports whether two plain texts say the same thing, ignoring
+// case, and trailing punctuation or ellipsis.
+func sameText(a, b string) bool {
+	trim := func(s string) string {
+		return strings.TrimRightFunc(s, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSpace(r) })
+	}
+	return a != "" && strings.EqualFold(trim(a), trim(b))
+}
