@@ -361,6 +361,15 @@ type eventPaths struct {
 	street, city, postalCode, region, country []extPath
 	allDay, registrationURL, timeZone         []extPath
 	timeZoneID                                *int64
+	// datePattern extracts the date text from start and end values
+	// (event.date_pattern): its "date" group, else its first group.
+	datePattern *regexp.Regexp
+	dateGroup   int
+	// dateLayout parses that text (event.date_layout; "" tries the usual
+	// feed formats), and zone reads dates written without a zone when the
+	// item names none (event.time_zone_name).
+	dateLayout string
+	zone       *time.Location
 }
 
 func (c *compiler) paths(path, configured string, defaults ...string) []extPath {
@@ -387,7 +396,7 @@ func (c *compiler) eventPaths(f *config.EventFields) eventPaths {
 	if f == nil {
 		f = &config.EventFields{}
 	}
-	return eventPaths{
+	out := eventPaths{
 		start:           c.paths("event.start", f.Start, "ev:startdate", "xCal:dtstart"),
 		end:             c.paths("event.end", f.End, "ev:enddate", "xCal:dtend"),
 		location:        c.paths("event.location", f.Location, "ev:location", "xCal:location"),
@@ -401,6 +410,30 @@ func (c *compiler) eventPaths(f *config.EventFields) eventPaths {
 		timeZone:        c.paths("event.time_zone", f.TimeZone, "xCal:tzid"),
 		timeZoneID:      f.TimeZoneID,
 	}
+	if f.DatePattern != "" {
+		re, err := regexp.Compile(f.DatePattern)
+		switch {
+		case err != nil:
+			c.add("event.date_pattern", fmt.Errorf("not a regular expression: %w", err))
+		case re.NumSubexp() == 0:
+			c.add("event.date_pattern", errors.New(`needs a group around the date, such as (?P<date>\d{4}-\d{2}-\d{2})`))
+		default:
+			out.datePattern, out.dateGroup = re, 1
+			if i := re.SubexpIndex("date"); i > 0 {
+				out.dateGroup = i
+			}
+		}
+	}
+	out.dateLayout = strings.TrimSpace(f.DateLayout)
+	if name := strings.TrimSpace(f.TimeZoneName); name != "" {
+		loc, err := time.LoadLocation(name)
+		if err != nil || strings.EqualFold(name, "local") {
+			c.add("event.time_zone_name", fmt.Errorf("unknown time zone %q (want an IANA name such as Europe/Paris)", name))
+		} else {
+			out.zone = loc
+		}
+	}
+	return out
 }
 
 // needPaths are the compiled settings of need items.

@@ -20,6 +20,9 @@ import (
 func (m *Mapping) eventFields(item *gofeed.Item, base *url.URL, zones map[string]*time.Location) (*Event, string) {
 	p := m.event
 	loc := time.UTC
+	if p.zone != nil {
+		loc = p.zone
+	}
 	if name, _ := firstValue(item, p.timeZone); name != "" {
 		loc = lookupZone(name, zones)
 	}
@@ -28,7 +31,7 @@ func (m *Mapping) eventFields(item *gofeed.Item, base *url.URL, zones map[string
 	if startRaw == "" {
 		return nil, "no event start: nothing at " + pathList(p.start)
 	}
-	start, dateOnly, ok := parseDate(startRaw, loc)
+	start, dateOnly, ok := p.readDate(startRaw, loc)
 	if !ok {
 		return nil, fmt.Sprintf("bad event start: %q at %s is not a date", clip(startRaw), startPath)
 	}
@@ -36,7 +39,7 @@ func (m *Mapping) eventFields(item *gofeed.Item, base *url.URL, zones map[string
 	if endRaw, _ := firstValue(item, p.end); endRaw != "" {
 		// An unreadable or inverted end is dropped, not fatal: the start
 		// is what the event needs.
-		if end, _, ok := parseDate(endRaw, loc); ok && !end.Before(start) {
+		if end, _, ok := p.readDate(endRaw, loc); ok && !end.Before(start) {
 			ev.End = end
 		}
 	}
@@ -171,4 +174,29 @@ func copyPtr[T any](p *T) *T {
 	}
 	v := *p
 	return &v
+}
+
+// readDate parses an event date value: the date_pattern's group when the
+// feed writes dates inside other text, read with date_layout when one is
+// set, else with the usual feed formats.
+func (p *eventPaths) readDate(raw string, loc *time.Location) (t time.Time, dateOnly, ok bool) {
+	if p.datePattern != nil {
+		m := p.datePattern.FindStringSubmatch(raw)
+		if m == nil || m[p.dateGroup] == "" {
+			return time.Time{}, false, false
+		}
+		raw = m[p.dateGroup]
+	}
+	if p.dateLayout == "" {
+		return parseDate(raw, loc)
+	}
+	t, err := time.ParseInLocation(p.dateLayout, strings.TrimSpace(raw), loc)
+	if err != nil {
+		return time.Time{}, false, false
+	}
+	// A layout that cannot tell two times of one day apart names a day:
+	// an all-day event.
+	day := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	dateOnly = day.Format(p.dateLayout) == day.Add(13*time.Hour+45*time.Minute+30*time.Second).Format(p.dateLayout)
+	return t.UTC(), dateOnly, true
 }

@@ -26,6 +26,20 @@ func (w *Worker) Validators(ctx context.Context, feedID string) (feeds.Validator
 	return feeds.Validators{ETag: v.ETag, LastModified: v.LastModified}, nil
 }
 
+// ValidatorsAll implements feeds.BatchHandler: a pass over every feed
+// loads their validators in one store round trip.
+func (w *Worker) ValidatorsAll(ctx context.Context, feedIDs []string) (map[string]feeds.Validators, error) {
+	vs, err := w.pub.ValidatorsAll(ctx, feedIDs)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]feeds.Validators, len(vs))
+	for id, v := range vs {
+		out[id] = feeds.Validators{ETag: v.ETag, LastModified: v.LastModified}
+	}
+	return out, nil
+}
+
 // Handle implements feeds.Handler: it maps every item of a fetched
 // document and hands the payloads, with the new validators, to the
 // publisher's durable outbox. Only when that succeeded may the poller use
@@ -53,13 +67,17 @@ func (w *Worker) mapFeed(ctx context.Context, feed config.Feed, res *feeds.Resul
 		return nil, fmt.Errorf("feed %s: no mapping (config reloaded during the poll?)", feed.ID)
 	}
 	results := m.Map(res.Feed, w.now())
-	var (
-		filtered, failed int
-		warned           = map[string]bool{}
-		needOG           []int
-	)
-	for i := range results {
-		r := &results[i]
+	var needOG []int
+	for i, r := range results {
+		if r.NeedsOGImage {
+			needOG = append(needOG, i)
+		}
+	}
+	// Before counting: resolving an og:image can turn an item into a skip.
+	w.fetchOGImages(ctx, feed.ID, results, needOG)
+	var filtered, failed int
+	warned := map[string]bool{}
+	for _, r := range results {
 		if r.Warning != "" && !warned[r.Warning] {
 			warned[r.Warning] = true
 			w.log.Warn("feed problem", "feed", feed.ID, "warning", r.Warning)
@@ -71,11 +89,8 @@ func (w *Worker) mapFeed(ctx context.Context, feed config.Feed, res *feeds.Resul
 		case r.Skip != "":
 			filtered++
 			w.log.Debug("item skipped", "feed", feed.ID, "reason", r.Skip)
-		case r.NeedsOGImage:
-			needOG = append(needOG, i)
 		}
 	}
-	w.fetchOGImages(ctx, feed.ID, results, needOG)
 	if filtered > 0 {
 		w.metrics.items.WithLabelValues(feed.ID, "filtered").Add(float64(filtered))
 	}
@@ -102,6 +117,7 @@ func (w *Worker) fetchOGImages(ctx context.Context, feedID string, results []tra
 	for _, i := range idx {
 		r := &results[i]
 		if r.Payload == nil || r.Payload.ExternalURL == "" {
+			r.ResolveOGImage("")
 			continue
 		}
 		wg.Add(1)
@@ -111,11 +127,10 @@ func (w *Worker) fetchOGImages(ctx context.Context, feedID string, results []tra
 			img, err := w.og.Fetch(ctx, r.Payload.ExternalURL)
 			if err != nil {
 				w.log.Debug("og:image lookup failed", "feed", feedID, "err", err)
-				return
+				img = ""
 			}
-			if img != "" {
-				r.ResolveOGImage(img)
-			}
+			// Resolving with "" still matters: it applies require_image.
+			r.ResolveOGImage(img)
 		}()
 	}
 	wg.Wait()

@@ -150,14 +150,20 @@ func (w *Worker) Once(ctx context.Context) (Summary, error) {
 		// until they expire.
 		defer w.leases.ReleaseAll(ctx)
 	}
+	// Deliver while polling: items of the first feeds go out while later
+	// feeds are fetched, rather than all after the last.
+	polled := make(chan struct{})
+	drained := make(chan error, 1)
+	go func() { drained <- w.pub.DrainWhile(ctx, polled) }()
 	results := w.poller.PollAll(ctx)
+	close(polled)
 	var failed []string
 	for _, r := range results {
 		if r.Err != nil {
 			failed = append(failed, fmt.Sprintf("%s: %v", r.FeedID, r.Err))
 		}
 	}
-	if err := w.pub.Drain(ctx); err != nil {
+	if err := <-drained; err != nil {
 		return w.Summary(ctx), fmt.Errorf("deliver: %w", err)
 	}
 	s := w.Summary(ctx)
