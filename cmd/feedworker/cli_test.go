@@ -1,0 +1,233 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/feedworker/feedworker/acs"
+	"github.com/feedworker/feedworker/internal/feedfarm"
+	"github.com/feedworker/feedworker/sandbox"
+)
+
+// runCLI runs the command line in-process and returns its exit code and output.
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	code, out, _ := runCLI(t, "validate", "--config", "../../examples/quickstart.yaml")
+	if code != 0 || !strings.Contains(out, "4 feeds") {
+		t.Errorf("validate quickstart: exit %d, output %q; want 0 and a summary", code, out)
+	}
+
+	bad := writeFile(t, t.TempDir(), "bad.yaml", `api:
+  base_url: embedded
+feeds:
+  - id: a
+    url: ftp://example.org/feed
+  - id: a
+    url: https://example.org/feed
+    interval: soon
+    type_rules:
+      - when: titel contains "x"
+        type: event
+`)
+	code, out, _ = runCLI(t, "validate", "--config", bad)
+	if code != 1 {
+		t.Errorf("validate of a bad file: exit %d, want 1", code)
+	}
+	for _, want := range []string{
+		"bad.yaml:5: feeds[0].url:",
+		"bad.yaml:6: feeds[1].id:",
+		"bad.yaml:8: feeds[1].interval:",
+		"bad.yaml:10: feeds[1].type_rules[0].when:",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("validate output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestPreviewURL(t *testing.T) {
+	t.Parallel()
+	abs, err := filepath.Abs("../../examples/feeds/rome__slashdot.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "preview", "--url", "file://"+abs, "--type", "link")
+	if code != 0 {
+		t.Fatalf("preview: exit %d: %s", code, errOut)
+	}
+	var got []struct {
+		Feed  string
+		Items []struct {
+			Skip    string
+			Payload *struct {
+				Type        string `json:"type"`
+				Title       string `json:"title"`
+				ExternalURL string `json:"external_url"`
+				ExternalID  string `json:"external_id"`
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("preview output is not JSON: %v\n%s", err, out)
+	}
+	if len(got) != 1 || len(got[0].Items) != 10 {
+		t.Fatalf("preview: %d feeds, want 1 with 10 items:\n%.500s", len(got), out)
+	}
+	for _, it := range got[0].Items {
+		p := it.Payload
+		if p == nil || p.Type != "link" || p.Title == "" || !strings.HasPrefix(p.ExternalURL, "http") || p.ExternalID == "" {
+			t.Errorf("preview item %+v (skip %q) is not a complete link", p, it.Skip)
+		}
+	}
+}
+
+func TestOnceExitsNonZeroWhenAFeedFails(t *testing.T) {
+	t.Parallel()
+	sb, err := sandbox.New(sandbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := httptest.NewServer(sb)
+	defer ss.Close()
+	farm := httptest.NewServer(feedfarm.New(feedfarm.Options{Feeds: 1, Items: 3, Seed: 1}))
+	defer farm.Close()
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "c.yaml", fmt.Sprintf(`api:
+  base_url: %s
+  token_url: %s/oauth/token
+  client_id: sandbox
+  client_secret: sandbox-secret
+store:
+  path: %s
+admin:
+  listen: ""
+feeds:
+  - id: good
+    url: %s
+  - id: missing
+    url: %s/nothing-here.xml
+`, ss.URL, ss.URL, filepath.Join(dir, "s.db"), feedfarm.URL(farm.URL, 0), farm.URL))
+	code, out, errOut := runCLI(t, "once", "--config", cfg, "--log-level", "error")
+	if code != 1 {
+		t.Errorf("once with a failing feed: exit %d, want 1", code)
+	}
+	if !strings.Contains(errOut, "missing:") || strings.Contains(errOut, "good:") {
+		t.Errorf("once should name the failing feed only; stderr:\n%s", errOut)
+	}
+	if !strings.Contains(out, "published: 3 stories") || !strings.Contains(out, "1 failed") {
+		t.Errorf("once summary:\n%s", out)
+	}
+	if n := len(sb.AllContent()); n != 3 {
+		t.Errorf("the good feed's items on the API: %d, want 3", n)
+	}
+
+	code, out, errOut = runCLI(t, "content", "list", "--config", cfg, "--log-level", "error")
+	if code != 0 || !strings.Contains(out, "3 items") || strings.Count(out, "story") != 3 {
+		t.Errorf("content list: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = runCLI(t, "deadletters", "list", "--config", cfg, "--log-level", "error")
+	if code != 0 || !strings.Contains(out, "0 dead letters") {
+		t.Errorf("deadletters list: exit %d\n%s", code, out)
+	}
+}
+
+func TestHealthcheck(t *testing.T) {
+	t.Parallel()
+	status := http.StatusOK
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(status)
+		fmt.Fprintln(w, "not ready\nstore: redis down")
+	}))
+	defer srv.Close()
+	if code, _, _ := runCLI(t, "healthcheck", "--url", srv.URL); code != 0 {
+		t.Errorf("healthcheck of a ready worker: exit %d, want 0", code)
+	}
+	status = http.StatusServiceUnavailable
+	code, _, errOut := runCLI(t, "healthcheck", "--url", srv.URL)
+	if code != 1 || !strings.Contains(errOut, "store: redis down") {
+		t.Errorf("healthcheck of an unready worker: exit %d, stderr %q; want 1 naming the failing check", code, errOut)
+	}
+}
+
+// TestSandboxCommandKeepsDataAcrossRestarts starts `feedworker sandbox
+// --data FILE`, creates a story, restarts it and reads the story back.
+func TestSandboxCommandKeepsDataAcrossRestarts(t *testing.T) {
+	t.Parallel()
+	data := filepath.Join(t.TempDir(), "sandbox.json")
+	addr := freeAddr(t)
+	base := "http://" + addr
+	start := func() (stop func()) {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			var out bytes.Buffer
+			done <- cmdSandbox(ctx, []string{"--addr", addr, "--data", data, "--log-level", "error"}, &out, &out)
+		}()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			resp, err := http.Post(base+"/oauth/token", "application/x-www-form-urlencoded", nil)
+			if err == nil {
+				resp.Body.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("sandbox did not start: %v", err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		return func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("sandbox command: %v", err)
+			}
+		}
+	}
+	client := func() *acs.Client {
+		c, err := acs.NewClient(base, acs.ClientCredentials{TokenURL: acs.TokenURL(base), ClientID: "sandbox", ClientSecret: "sandbox-secret"}.HTTPClient(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	stop := start()
+	created, _, err := client().Stories.Create(t.Context(), &acs.StoryCreate{Title: acs.Ptr("Kept"), ExternalID: acs.Ptr("keep-1")})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	stop()
+
+	stop = start()
+	defer stop()
+	got, _, err := client().Content.Get(t.Context(), created.ID)
+	if err != nil {
+		t.Fatalf("after a restart: %v", err)
+	}
+	if got.Title == nil || *got.Title != "Kept" || got.Type != "story" {
+		t.Errorf("after a restart the story reads %+v", got)
+	}
+}
