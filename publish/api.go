@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/feedworker/feedworker/acs"
 	"github.com/feedworker/feedworker/transform"
@@ -53,28 +55,51 @@ func NewACS(c *acs.Client) *ACS { return &ACS{c: c} }
 // Create implements [API.Create].
 func (a *ACS) Create(ctx context.Context, p *transform.Payload) (int64, error) {
 	var out *acs.Content
+	var resp *acs.Response
 	var err error
 	switch p.Type {
 	case transform.TypeStory:
-		out, _, err = a.c.Stories.Create(ctx, storyCreate(p))
+		out, resp, err = a.c.Stories.Create(ctx, storyCreate(p))
 	case transform.TypeLink:
-		out, _, err = a.c.Links.Create(ctx, linkCreate(p))
+		out, resp, err = a.c.Links.Create(ctx, linkCreate(p))
 	case transform.TypeEvent:
-		out, _, err = a.c.Events.Create(ctx, eventCreate(p))
+		out, resp, err = a.c.Events.Create(ctx, eventCreate(p))
 	case transform.TypeNeed:
-		out, _, err = a.c.Needs.Create(ctx, needCreate(p))
+		out, resp, err = a.c.Needs.Create(ctx, needCreate(p))
 	default:
 		return 0, fmt.Errorf("create %q: %w: unknown content type %q", p.ExternalID, acs.ErrInvalid, p.Type)
 	}
 	if err != nil {
 		return 0, err
 	}
-	if out == nil || out.ID == 0 {
-		// A 2xx without an id cannot be recorded; the next attempt finds
-		// the item by external id.
-		return 0, fmt.Errorf("create %s %q: the answer carries no id", p.Type, p.ExternalID)
+	if out != nil && out.ID != 0 {
+		return out.ID, nil
 	}
-	return out.ID, nil
+	// The spec does not show the create answer. Without an id in the body,
+	// take it from a Location header, else find the item just created by
+	// its external id; failing both, the error makes the next attempt look
+	// it up before posting again.
+	if id := locationID(resp); id != 0 {
+		return id, nil
+	}
+	if f, ferr := a.Find(ctx, p.ExternalID); ferr == nil && f.ID != 0 {
+		return f.ID, nil
+	}
+	return 0, fmt.Errorf("create %s %q: the answer carries no id", p.Type, p.ExternalID)
+}
+
+// locationID reads the id from a Location header such as /v3/story/42.
+func locationID(resp *acs.Response) int64 {
+	if resp == nil || resp.Response == nil {
+		return 0
+	}
+	loc := strings.TrimRight(resp.Header.Get("Location"), "/")
+	if i := strings.LastIndexByte(loc, '/'); i >= 0 {
+		if id, err := strconv.ParseInt(loc[i+1:], 10, 64); err == nil && id > 0 {
+			return id
+		}
+	}
+	return 0
 }
 
 // Update implements [API.Update].
