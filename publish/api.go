@@ -3,9 +3,11 @@ package publish
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/feedworker/feedworker/acs"
 	"github.com/feedworker/feedworker/transform"
@@ -45,6 +47,8 @@ type Category struct {
 // quantity and date only on create and its URL only on update).
 type ACS struct {
 	c *acs.Client
+	// scanOnly is set once the service refused an external_id filter.
+	scanOnly atomic.Bool
 }
 
 var _ API = (*ACS)(nil)
@@ -122,24 +126,56 @@ func (a *ACS) Update(ctx context.Context, id int64, p *transform.Payload) error 
 
 // Find implements [API.Find] with GET /v3/content and an external_id eq
 // filter. When a past fault left several items, the oldest is taken.
+//
+// The spec does not say external_id is searchable. When the service
+// refuses the filter (400), or ignores it (the page holds other items and
+// not this one), Find reads every page instead: slow, but only ambiguous
+// failures get here, and guessing "not there" would post a duplicate.
 func (a *ACS) Find(ctx context.Context, externalID string) (Found, error) {
-	items, _, err := a.c.Content.List(ctx, &acs.ListOptions{PageSize: 100, Filter: acs.Filter{}.Eq("external_id", externalID)})
-	if err != nil {
-		return Found{}, err
+	if !a.scanOnly.Load() {
+		items, _, err := a.c.Content.List(ctx, &acs.ListOptions{PageSize: 100, Filter: acs.Filter{}.Eq("external_id", externalID)})
+		switch {
+		case err == nil:
+			if f, others := oldest(items, externalID); f.ID != 0 || !others {
+				return f, nil
+			}
+		case errors.Is(err, acs.ErrInvalid):
+			a.scanOnly.Store(true)
+		default:
+			return Found{}, err
+		}
 	}
+	var all []*acs.Content
+	for it, err := range a.c.Content.All(ctx, &acs.ListOptions{PageSize: 100}) {
+		if err != nil {
+			return Found{}, err
+		}
+		if it != nil && it.ExternalID != nil && *it.ExternalID == externalID {
+			all = append(all, it)
+		}
+	}
+	f, _ := oldest(all, externalID)
+	return f, nil
+}
+
+// oldest returns the item with externalID and the lowest id, and whether
+// items had other external ids (a server that ignored the filter).
+func oldest(items []*acs.Content, externalID string) (Found, bool) {
 	var best *acs.Content
+	others := false
 	for _, it := range items {
 		if it == nil || it.ExternalID == nil || *it.ExternalID != externalID {
-			continue // a server that ignores the filter must not mislead us
+			others = true
+			continue
 		}
 		if best == nil || it.ID < best.ID {
 			best = it
 		}
 	}
 	if best == nil {
-		return Found{}, nil
+		return Found{}, others
 	}
-	return Found{ID: best.ID, Type: best.Type}, nil
+	return Found{ID: best.ID, Type: best.Type}, others
 }
 
 // Categories implements [API.Categories], walking every page.

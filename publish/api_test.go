@@ -1,6 +1,7 @@
 package publish_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -59,6 +60,62 @@ func TestCreateWithoutIDInTheAnswer(t *testing.T) {
 			}
 			if c.location != "" && lookups != 0 {
 				t.Errorf("looked up by external id %d times although Location named the id", lookups)
+			}
+		})
+	}
+}
+
+// TestFindWhenTheFilterIsRefusedOrIgnored reads every page when the
+// service refuses the external_id filter or does not apply it.
+func TestFindWhenTheFilterIsRefusedOrIgnored(t *testing.T) {
+	// 250 items paged as asked; the wanted one (id 230) is on page 3 of 100.
+	page := func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		p, size := 1, 100
+		fmt.Sscan(q.Get("page"), &p)
+		fmt.Sscan(q.Get("page_size"), &size)
+		var items []string
+		for id := (p-1)*size + 1; id <= min(p*size, 250); id++ {
+			ext := fmt.Sprint("item-", id)
+			if id == 230 {
+				ext = "want"
+			}
+			items = append(items, fmt.Sprintf(`{"id":%d,"external_id":%q}`, id, ext))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"data":[%s]}`, strings.Join(items, ","))
+	}
+	for _, mode := range []string{"refused", "ignored"} {
+		t.Run(mode, func(t *testing.T) {
+			var filtered int
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Query().Get("filters_json") != "" {
+					filtered++
+					if mode == "refused" {
+						w.WriteHeader(http.StatusBadRequest)
+						w.Write([]byte(`{"error":{"message":"external_id is not searchable","field":"filters_json.external_id"}}`))
+						return
+					}
+				}
+				page(w, r)
+			}))
+			defer srv.Close()
+			client, err := acs.NewClient(srv.URL, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			api := publish.NewACS(client)
+			for i := 0; i < 2; i++ {
+				f, err := api.Find(t.Context(), "want")
+				if err != nil || f.ID != 230 {
+					t.Fatalf("Find = %+v, %v; want id 230", f, err)
+				}
+			}
+			if f, err := api.Find(t.Context(), "absent"); err != nil || f.ID != 0 {
+				t.Errorf("Find(absent) = %+v, %v; want none", f, err)
+			}
+			if mode == "refused" && filtered != 1 {
+				t.Errorf("the refused filter was sent %d times, want once (then remembered)", filtered)
 			}
 		})
 	}
