@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"runtime/debug"
 	"time"
 
 	"context"
@@ -44,7 +45,16 @@ func (w *Worker) ValidatorsAll(ctx context.Context, feedIDs []string) (map[strin
 // document and hands the payloads, with the new validators, to the
 // publisher's durable outbox. Only when that succeeded may the poller use
 // the new validators, so a failure here never skips an item.
-func (w *Worker) Handle(ctx context.Context, feed config.Feed, res *feeds.Result) error {
+func (w *Worker) Handle(ctx context.Context, feed config.Feed, res *feeds.Result) (err error) {
+	// A feed no test foresaw must cost that feed one poll, not the process:
+	// the poller counts the error and keeps the old validators.
+	defer func() {
+		if r := recover(); r != nil {
+			w.log.Error("handling the feed panicked; its items were not taken", "feed", feed.ID,
+				"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			err = fmt.Errorf("feed %s: handling panicked: %v", feed.ID, r)
+		}
+	}()
 	payloads, err := w.mapFeed(ctx, feed, res)
 	if err != nil {
 		return err

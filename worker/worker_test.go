@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/feedworker/feedworker/config"
+	"github.com/feedworker/feedworker/feeds"
 	"github.com/feedworker/feedworker/internal/feedfarm"
 	"github.com/feedworker/feedworker/sandbox"
 )
@@ -402,5 +403,29 @@ func TestSecretsNeverLogged(t *testing.T) {
 		if strings.Contains(text, testSecret) {
 			t.Errorf("a secret leaked into:\n%.2000s", text)
 		}
+	}
+}
+
+// TestHandleSurvivesAPanic makes handling a fetched feed panic (the
+// publisher is taken away, standing in for whatever a future bug does): the
+// poll fails with an error naming the feed, and the process goes on.
+func TestHandleSurvivesAPanic(t *testing.T) {
+	e := newEnv(t, 1, 1)
+	cfg := e.config(t, testSecret, "")
+	w := newWorker(t, cfg, Options{})
+	fetcher, err := feeds.NewFetcher(cfg.HTTP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := fetcher.Fetch(t.Context(), feedfarm.URL(e.farmURL, 0), feeds.Validators{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := w.pub
+	w.pub = nil
+	defer func() { w.pub = pub }()
+	err = w.Handle(t.Context(), cfg.Feeds[0], res) // panics inside; must return an error
+	if err == nil || !strings.Contains(err.Error(), "farm-0") || !strings.Contains(err.Error(), "panicked") {
+		t.Fatalf("Handle = %v, want an error naming the feed and the panic", err)
 	}
 }
