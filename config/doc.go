@@ -3,9 +3,11 @@
 // with file and line, and watches the file to reload it.
 //
 // The keys are the yaml tags of the types in schema.go. REFERENCE.md lists
-// every key with its type, default and description; it is generated from
-// schema.go, the built-in defaults and this comment by `go generate`, and
-// a test fails when it is stale.
+// every key with its type, default, an example and description; it is
+// generated from schema.go, the built-in defaults, this comment and
+// examples/full.yaml, an annotated configuration that sets every key, by
+// `go generate`, and a test fails when it is stale or when a key has no
+// example there.
 //
 // # Values
 //

@@ -15,19 +15,32 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	"go.yaml.in/yaml/v3"
 )
 
 var update = flag.Bool("update", false, "rewrite REFERENCE.md and the golden files in testdata")
 
-// TestReference regenerates REFERENCE.md from schema.go, doc.go and the
-// built-in defaults, and fails when the committed file differs, so the
-// reference cannot drift from the code. Refresh it with `go generate ./config`.
+// exampleFile is the annotated example configuration whose values fill
+// the reference's example column. It must set every key of the schema;
+// TestFullExampleLoads (in full_example_test.go) checks that it loads.
+const exampleFile = "../examples/full.yaml"
+
+// TestReference regenerates REFERENCE.md from schema.go, doc.go, the
+// built-in defaults and examples/full.yaml, and fails when the committed
+// file differs, so the reference cannot drift from the code. It also fails
+// when a key has no doc comment or no example. Refresh it with
+// `go generate ./config`.
 func TestReference(t *testing.T) {
 	ref := generateReference(t)
 	if len(ref.undocumented) > 0 {
 		t.Errorf("keys without a doc comment in schema.go (add one): %s", strings.Join(ref.undocumented, ", "))
+	}
+	if len(ref.unexampled) > 0 {
+		t.Errorf("keys without an example in %s (set each one there, with a comment): %s",
+			exampleFile, strings.Join(ref.unexampled, ", "))
 	}
 	if *update {
 		if err := os.WriteFile("REFERENCE.md", []byte(ref.text), 0o644); err != nil {
@@ -77,30 +90,39 @@ func TestExamplesSetEveryKey(t *testing.T) {
 }
 
 type refRow struct {
-	key, typ, def, doc string
-	feedSetting        bool
+	key, typ, def, example, doc string
+	feedSetting                 bool
 }
 
 type reference struct {
 	text         string
 	rows         []refRow
 	undocumented []string
+	unexampled   []string
 }
 
 // schemaFile is schema.go's syntax: the struct types by name.
 type schemaFile struct {
-	types map[string]*ast.TypeSpec
-	docs  map[string]string
+	types    map[string]*ast.TypeSpec
+	docs     map[string]string
+	examples examples
 }
 
 func generateReference(t *testing.T) reference {
+	t.Helper()
+	return generateReferenceWith(t, exampleFile)
+}
+
+// generateReferenceWith generates the reference with the examples of the
+// file at examplePath.
+func generateReferenceWith(t *testing.T, examplePath string) reference {
 	t.Helper()
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "schema.go", nil, parser.ParseComments)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := schemaFile{types: map[string]*ast.TypeSpec{}, docs: map[string]string{}}
+	s := schemaFile{types: map[string]*ast.TypeSpec{}, docs: map[string]string{}, examples: loadExamples(t, examplePath)}
 	for _, decl := range f.Decls {
 		gd, ok := decl.(*ast.GenDecl)
 		if !ok || gd.Tok != token.TYPE {
@@ -121,7 +143,7 @@ func generateReference(t *testing.T) reference {
 	var ref reference
 	var b strings.Builder
 	b.WriteString("# Configuration reference\n\n")
-	b.WriteString("<!-- Generated from schema.go, doc.go and the built-in defaults by `go generate ./config`. Do not edit. -->\n\n")
+	b.WriteString("<!-- Generated from schema.go, doc.go, the built-in defaults and examples/full.yaml by `go generate ./config`. Do not edit. -->\n\n")
 	var p comment.Parser
 	pr := comment.Printer{HeadingLevel: 2, HeadingID: func(*comment.Heading) string { return "" }}
 	b.Write(pr.Markdown(p.Parse(pkgDoc.Doc.Text())))
@@ -156,7 +178,8 @@ func generateReference(t *testing.T) reference {
 	}
 	b.WriteString("\n## Feed settings\n\n")
 	b.WriteString(rewriteDoc(s.docs["FeedSettings"], s.keysOf("FeedSettings")) +
-		" They are written under `defaults` and in each entry of `feeds`; the default column is the built-in default.\n\n")
+		" They are written under `defaults` and in each entry of `feeds`; the default column is the built-in default," +
+		" and the example is the first place examples/full.yaml sets the key, under `defaults` or in a feed.\n\n")
 	var rows []refRow
 	s.rows(&ref, &rows, "FeedSettings", "", reflect.ValueOf(def.Defaults), true)
 	writeTable(&b, rows)
@@ -189,7 +212,7 @@ func (s schemaFile) rows(ref *reference, rows *[]refRow, typeName, prefix string
 		embedded := identName(field.Type)
 		if inline {
 			if embedded == "FeedSettings" {
-				*rows = append(*rows, refRow{key: prefix + "…", typ: "feed settings", def: "—",
+				*rows = append(*rows, refRow{key: prefix + "…", typ: "feed settings", def: "—", example: "—",
 					doc: "Every [feed setting](#feed-settings); a feed's own value wins over `defaults`."})
 				continue
 			}
@@ -202,6 +225,12 @@ func (s schemaFile) rows(ref *reference, rows *[]refRow, typeName, prefix string
 			ref.undocumented = append(ref.undocumented, prefix+key)
 		}
 		row := refRow{key: prefix + key, typ: typ, def: formatDefault(fdef), doc: doc, feedSetting: feedSetting}
+		if ex, ok := s.examples.of(row.key, feedSetting); ok {
+			row.example = codeSpan(ex)
+		} else {
+			row.example = "—"
+			ref.unexampled = append(ref.unexampled, row.key)
+		}
 		*rows = append(*rows, row)
 		ref.rows = append(ref.rows, row)
 		if child != "" {
@@ -362,9 +391,9 @@ func rewriteDoc(doc string, keys map[string]string) string {
 var goWord = regexp.MustCompile(`\b[A-Z][A-Za-z0-9]*\b`)
 
 func writeTable(b *strings.Builder, rows []refRow) {
-	b.WriteString("| key | type | default | description |\n|---|---|---|---|\n")
+	b.WriteString("| key | type | default | example | description |\n|---|---|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", r.key, r.typ, r.def, r.doc)
+		fmt.Fprintf(b, "| `%s` | %s | %s | %s | %s |\n", r.key, r.typ, r.def, r.example, r.doc)
 	}
 }
 
@@ -399,4 +428,199 @@ func formatDefault(v reflect.Value) string {
 	default:
 		return "—"
 	}
+}
+
+// examples holds the values examples/full.yaml sets, by key path as the
+// reference writes it: list indexes become [] ("feeds[].type_rules[].when")
+// and each path keeps its first value in the file.
+type examples struct {
+	lines []string
+	nodes map[string]*yaml.Node
+}
+
+func loadExamples(t *testing.T, path string) examples {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	ex := examples{lines: strings.Split(string(data), "\n"), nodes: map[string]*yaml.Node{}}
+	if len(doc.Content) > 0 {
+		ex.walk(doc.Content[0], "", 0)
+	}
+	return ex
+}
+
+// walk records the value of every key below n, which is at path.
+func (e examples) walk(n *yaml.Node, path string, depth int) {
+	if depth > 50 {
+		return // an alias cycle; loading the file reports it
+	}
+	switch n.Kind {
+	case yaml.AliasNode:
+		e.walk(n.Alias, path, depth+1)
+	case yaml.SequenceNode:
+		for _, item := range n.Content {
+			e.walk(item, path+"[]", depth+1)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Value == "<<" { // merge key: its keys are this mapping's
+				e.walk(v, path, depth+1)
+				continue
+			}
+			p := k.Value
+			if path != "" {
+				p = path + "." + k.Value
+			}
+			if _, seen := e.nodes[p]; !seen && !isNull(v) {
+				e.nodes[p] = v
+			}
+			e.walk(v, p, depth+1)
+		}
+	}
+}
+
+// exampleLimit is the length beyond which a list or mapping is cut short;
+// its keys have rows of their own.
+const exampleLimit = 48
+
+// of returns the example of the reference row key: the value's text as
+// written. A feed setting's is its first value under defaults or in a feed.
+func (e examples) of(key string, feedSetting bool) (string, bool) {
+	n := e.nodes[key]
+	if feedSetting {
+		n = e.nodes["defaults."+key]
+		if f := e.nodes["feeds[]."+key]; f != nil && (n == nil || f.Line < n.Line) {
+			n = f
+		}
+	}
+	if n == nil {
+		return "", false
+	}
+	return e.flow(n, exampleLimit, false), true
+}
+
+// flow writes n in YAML's flow style, its scalars as the file wrote them.
+// A list or mapping longer than limit keeps its first entry (itself cut
+// short) and as many more as fit whole, then "…". Inside one, a scalar
+// longer than limit is "…"; at the top, a scalar is always whole.
+func (e examples) flow(n *yaml.Node, limit int, nested bool) string {
+	if n.Kind != yaml.SequenceNode && n.Kind != yaml.MappingNode {
+		s := e.scalar(n)
+		if nested && width(s) > limit {
+			return "…"
+		}
+		return s
+	}
+	if s := e.flowAll(n); width(s) <= limit {
+		return s
+	}
+	open, closing, step := "[", "]", 1
+	if n.Kind == yaml.MappingNode {
+		open, closing, step = "{", "}", 2
+	}
+	var parts []string
+	used := 2 // the brackets
+	for i := 0; i+step-1 < len(n.Content); i += step {
+		room := limit - used - len(", …")
+		var part string
+		if step == 2 {
+			k := e.scalar(n.Content[i])
+			if i == 0 {
+				part = k + ": " + e.flow(n.Content[i+1], room-width(k)-2, true)
+			} else {
+				part = k + ": " + e.flowAll(n.Content[i+1])
+			}
+		} else if i == 0 {
+			part = e.flow(n.Content[i], room, true)
+		} else {
+			part = e.flowAll(n.Content[i])
+		}
+		if i > 0 && width(part)+2 > room {
+			parts = append(parts, "…")
+			break
+		}
+		parts = append(parts, part)
+		used += width(part) + 2
+	}
+	return open + strings.Join(parts, ", ") + closing
+}
+
+// flowAll writes n whole in YAML's flow style.
+func (e examples) flowAll(n *yaml.Node) string {
+	var parts []string
+	switch n.Kind {
+	case yaml.SequenceNode:
+		for _, c := range n.Content {
+			parts = append(parts, e.flowAll(c))
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			parts = append(parts, e.scalar(n.Content[i])+": "+e.flowAll(n.Content[i+1]))
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	}
+	return e.scalar(n)
+}
+
+func width(s string) int { return utf8.RuneCountInString(s) }
+
+// scalar returns a scalar's source text: plain and single-quoted values are
+// rebuilt exactly, double-quoted ones are read back from the file (their
+// escapes are not kept in the node), and a value spanning lines is quoted
+// onto one.
+func (e examples) scalar(n *yaml.Node) string {
+	if n.Kind == yaml.AliasNode {
+		return "*" + n.Value
+	}
+	var s string
+	switch {
+	case strings.Contains(n.Value, "\n"):
+		s = strconv.Quote(n.Value)
+	case n.Style&yaml.DoubleQuotedStyle != 0:
+		s = e.doubleQuoted(n)
+	case n.Style&yaml.SingleQuotedStyle != 0:
+		s = "'" + strings.ReplaceAll(n.Value, "'", "''") + "'"
+	case n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0:
+		s = strconv.Quote(n.Value)
+	default:
+		s = n.Value
+	}
+	if n.Style&yaml.TaggedStyle != 0 {
+		s = n.Tag + " " + s
+	}
+	return s
+}
+
+func (e examples) doubleQuoted(n *yaml.Node) string {
+	if n.Line >= 1 && n.Line <= len(e.lines) {
+		line := []rune(e.lines[n.Line-1])
+		if start := n.Column - 1; start >= 0 && start < len(line) && line[start] == '"' {
+			for i := start + 1; i < len(line); i++ {
+				switch line[i] {
+				case '\\':
+					i++
+				case '"':
+					return string(line[start : i+1])
+				}
+			}
+		}
+	}
+	return strconv.Quote(n.Value)
+}
+
+// codeSpan writes s as inline code in a table cell.
+func codeSpan(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	if strings.Contains(s, "`") {
+		return "`` " + s + " ``"
+	}
+	return "`" + s + "`"
 }
