@@ -17,10 +17,11 @@ func cmdSandbox(ctx context.Context, args []string, _, stderr io.Writer) error {
 	opts.FromEnv(os.Getenv) // flags, parsed next, win over the environment
 	opts.RegisterFlags(fs)
 	logLevel := fs.String("log-level", "info", "debug logs one line per request")
+	logFormat := fs.String("log-format", "text", "text or json")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	logger, err := newLogger(stderr, *logLevel, "text")
+	logger, err := newLogger(stderr, *logLevel, *logFormat)
 	if err != nil {
 		return err
 	}
