@@ -2,6 +2,7 @@ package acs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -186,10 +187,11 @@ func WithUserAgent(ua string) Option {
 func NewClient(baseURL string, httpClient *http.Client, opts ...Option) (*Client, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil {
-		return nil, fmt.Errorf("acs: base url: %w", err)
+		// url.Parse quotes the whole URL, password included: say less.
+		return nil, errors.New("acs: base url: not a valid URL")
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("acs: base url %q: want http(s)://host[/prefix]", baseURL)
+		return nil, fmt.Errorf("acs: base url %q: want http(s)://host[/prefix]", u.Redacted())
 	}
 	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		return nil, fmt.Errorf("acs: base url %q: must not carry a query, fragment or user info", u.Redacted())

@@ -114,7 +114,7 @@ func TestDecodeErrors(t *testing.T) {
 		`{"id":"seven"}`,               // wrong type
 		`{"data":{"id":1}`,             // truncated
 		`{"template":"x"}`,             // envelope of the wrong shape
-		`{"id":1,"date_modified_utc":"2026-01-02T03:04:05Z"}`, // timestamp of the wrong shape
+		`{"id":1,"date_modified_utc":"last Tuesday"}`, // timestamp of the wrong shape
 	} {
 		var one Segment
 		if _, _, err := decode([]byte(body), &one); err == nil {

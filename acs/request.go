@@ -181,7 +181,10 @@ func (e *errTransport) Unwrap() error { return e.err }
 func (c *Client) attempt(ctx context.Context, r *request, n int) (*Response, []byte, error) {
 	u := *c.baseURL
 	u.Path = c.baseURL.Path + r.path
-	u.RawQuery = r.query.Encode()
+	// Spaces as %20, not form encoding's "+": a timestamp in filters_json
+	// holds a space, and a server reading the query by RFC 3986 would take
+	// "+" literally. A literal "+" is already escaped as %2B by Encode.
+	u.RawQuery = strings.ReplaceAll(r.query.Encode(), "+", "%20")
 	var rd io.Reader
 	if r.body != nil {
 		rd = bytes.NewReader(r.body) // also sets GetBody, so auth can replay it

@@ -83,8 +83,12 @@ func (t Timestamp) MarshalJSON() ([]byte, error) {
 	return json.Marshal(t.String())
 }
 
-// UnmarshalJSON reads a JSON string in exactly [TimestampLayout]; JSON null
-// leaves t unchanged.
+// UnmarshalJSON reads what a service sends back: a JSON string in
+// [TimestampLayout], and, to be tolerant of servers that write otherwise,
+// an empty string (an unset field: t stays zero) or RFC 3339 (converted to
+// UTC). JSON null leaves t unchanged. Anything else is an error naming the
+// value. What the client sends is always strict (see MarshalJSON and
+// ParseTimestamp).
 func (t *Timestamp) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
 		return nil
@@ -93,9 +97,17 @@ func (t *Timestamp) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("acs: timestamp %s: want a JSON string", b)
 	}
+	if s == "" {
+		*t = Timestamp{}
+		return nil
+	}
 	p, err := ParseTimestamp(s)
 	if err != nil {
-		return err
+		r, rerr := time.Parse(time.RFC3339Nano, s)
+		if rerr != nil {
+			return err
+		}
+		p = NewTimestamp(r)
 	}
 	*t = p
 	return nil

@@ -50,9 +50,15 @@ func TestTimestampRejects(t *testing.T) {
 		} else if !strings.Contains(err.Error(), "timestamp") {
 			t.Errorf("ParseTimestamp(%q) error %q does not say what failed", s, err)
 		}
+		// Reading answers is tolerant of "" (unset) and RFC 3339 only.
 		var ts Timestamp
-		if err := json.Unmarshal([]byte(`"`+s+`"`), &ts); err == nil {
-			t.Errorf("unmarshal %q succeeded", s)
+		err := json.Unmarshal([]byte(`"`+s+`"`), &ts)
+		tolerated := s == ""
+		if _, rerr := time.Parse(time.RFC3339Nano, s); rerr == nil {
+			tolerated = true
+		}
+		if (err == nil) != tolerated {
+			t.Errorf("unmarshal %q: error %v, tolerated %v", s, err, tolerated)
 		}
 	}
 	var ts Timestamp
@@ -74,5 +80,25 @@ func TestTimestampMarshalRejects(t *testing.T) {
 		if !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: marshal error %v, want ErrInvalid", name, err)
 		}
+	}
+}
+
+// TestTimestampReadsWhatServersSend: an answer with an empty timestamp or
+// an RFC 3339 one must not make the whole response unreadable.
+func TestTimestampReadsWhatServersSend(t *testing.T) {
+	t.Parallel()
+	var c Content
+	body := `{"id":7,"publish_date_utc":"","expiration_date_utc":"2026-03-01T09:30:15+01:00","priority_until_date_utc":"2026-03-02 10:00:00"}`
+	if err := json.Unmarshal([]byte(body), &c); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	if c.ID != 7 || c.PublishDateUTC == nil || !c.PublishDateUTC.IsZero() {
+		t.Errorf("empty publish_date_utc = %v, want a zero timestamp", c.PublishDateUTC)
+	}
+	if got := c.ExpirationDateUTC.String(); got != "2026-03-01 08:30:15" {
+		t.Errorf("RFC 3339 expiration read as %s, want 2026-03-01 08:30:15 (UTC)", got)
+	}
+	if got := c.PriorityUntilDateUTC.String(); got != "2026-03-02 10:00:00" {
+		t.Errorf("priority_until = %s", got)
 	}
 }
