@@ -29,6 +29,10 @@ func (w *Worker) Run(ctx context.Context, reload <-chan struct{}) error {
 		}
 	}
 
+	// A component that fails stops the others the same way a signal does,
+	// so shutdown always has its two phases.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var wg sync.WaitGroup
 	errc := make(chan error, 8)
 	goRun := func(name string, fn func(context.Context) error) {
@@ -54,7 +58,7 @@ func (w *Worker) Run(ctx context.Context, reload <-chan struct{}) error {
 			OnInvalid: func(error) { w.metrics.reloads.WithLabelValues("invalid").Inc() },
 		})
 		if err != nil {
-			w.log.Warn("config file not watched; SIGHUP still reloads", "err", err)
+			w.log.Warn("config file not watched; restart to apply changes", "err", err)
 		} else {
 			goRun("config watcher", watcher.Run)
 			if reload != nil {
@@ -80,20 +84,21 @@ func (w *Worker) Run(ctx context.Context, reload <-chan struct{}) error {
 	goRun("summary", w.reportSummaries)
 
 	w.log.Info("feedworker running", "version", w.version, "feeds", len(cfg.Feeds), "api", apiName(cfg), "store", storeName(cfg))
+	var errs []error
 	select {
 	case err := <-errc:
-		w.log.Error("stopping", "err", err)
-		return err
+		w.log.Error("stopping after a failure", "err", err)
+		errs = append(errs, err)
+		cancel()
 	case <-ctx.Done():
 	}
 	w.log.Info("stopping: no new polls; in-flight work finishes", "grace", cfg.Publish.ShutdownGrace.D().String())
 	wg.Wait()
 	close(errc)
-	var errs []error
 	for err := range errc {
 		errs = append(errs, err)
 	}
-	w.printSummary("feedworker stopped")
+	w.printSummary(context.WithoutCancel(ctx), "feedworker stopped")
 	return errors.Join(errs...)
 }
 
@@ -113,7 +118,7 @@ func (w *Worker) reportSummaries(ctx context.Context) error {
 			break
 		}
 	}
-	w.printSummary("first pass done")
+	w.printSummary(ctx, "first pass done")
 	t := time.NewTicker(summaryEvery)
 	defer t.Stop()
 	for {
@@ -167,7 +172,7 @@ func (w *Worker) Once(ctx context.Context) (Summary, error) {
 		return w.Summary(ctx), fmt.Errorf("deliver: %w", err)
 	}
 	s := w.Summary(ctx)
-	w.printSummary("one pass done")
+	w.printSummary(ctx, "one pass done")
 	if len(failed) > 0 {
 		return s, &FeedErrors{List: failed}
 	}

@@ -114,8 +114,8 @@ func label(m *dto.Metric, name string) string {
 	return ""
 }
 
-func (w *Worker) printSummary(title string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+func (w *Worker) printSummary(ctx context.Context, title string) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	fmt.Fprintf(w.out, "== %s ==\n%s\n", title, w.Summary(ctx))
 }

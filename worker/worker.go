@@ -348,9 +348,18 @@ func dirOf(path string) string {
 	return ""
 }
 
-// redactErr removes a URL's password from an error text.
+// redactErr removes a URL's password from an error's text; the cause is
+// still reachable with errors.Is and errors.As.
 func redactErr(err error, rawURL string) error {
-	return errors.New(strings.ReplaceAll(err.Error(), rawURL, feeds.RedactURL(rawURL)))
+	return &redactedError{msg: strings.ReplaceAll(err.Error(), rawURL, feeds.RedactURL(rawURL)), err: err}
 }
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
 
 func goVersion() string { return runtime.Version() }
