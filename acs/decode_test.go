@@ -110,10 +110,10 @@ func TestDecodeEmpty(t *testing.T) {
 
 func TestDecodeErrors(t *testing.T) {
 	for _, body := range []string{
-		`{"data":[{"id":1},{"id":2}]}`, // several where one is expected
-		`{"id":"seven"}`,               // wrong type
-		`{"data":{"id":1}`,             // truncated
-		`{"template":"x"}`,             // envelope of the wrong shape
+		`{"data":[{"id":1},{"id":2}]}`,                // several where one is expected
+		`{"id":"seven"}`,                              // wrong type
+		`{"data":{"id":1}`,                            // truncated
+		`{"template":"x"}`,                            // envelope of the wrong shape
 		`{"id":1,"date_modified_utc":"last Tuesday"}`, // timestamp of the wrong shape
 	} {
 		var one Segment

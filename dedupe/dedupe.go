@@ -77,8 +77,12 @@
 // store the validators), so a poll with nothing new costs one round trip.
 // [Store.Commit] is one more script when something is new or changed.
 // [Store.Claim] claims a batch of due items in one script and [Store.Settle]
-// records one outcome in one script. Scripts build some key names at run
-// time, so Redis Cluster is not supported (a single server or Sentinel is).
+// records one outcome in one script. The batch interfaces do many in one
+// round trip: [SettleBatcher] the outcomes of deliveries that finished
+// together, [LeaseBatcher] the leases of every feed of a pass (and their
+// renewal), [ValidatorsBatcher] their validators. Scripts build some key
+// names at run time, so Redis Cluster is not supported (a single server or
+// Sentinel is).
 //
 // Times that order the outbox (due times) come from the caller's clock;
 // claim and lease TTLs run on the store's clock (the Redis server's).

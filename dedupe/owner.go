@@ -57,6 +57,59 @@ func (o *Owner) Own(ctx context.Context, feedID string) (bool, error) {
 	return true, nil
 }
 
+// OwnAll is Own for many feeds: it reports, per feed, whether this worker
+// holds its lease now, taking the free ones. With a store that batches
+// leases ([LeaseBatcher]) it costs one round trip whatever the number of
+// feeds, so a pass over every feed (feedworker once) does not pay one per
+// feed; Own then trusts what OwnAll took like any held lease.
+func (o *Owner) OwnAll(ctx context.Context, feedIDs []string) (map[string]bool, error) {
+	out := make(map[string]bool, len(feedIDs))
+	var ask []string
+	o.mu.Lock()
+	for _, id := range feedIDs {
+		if until, ok := o.held[id]; ok && time.Until(until) > o.ttl/2 {
+			out[id] = true
+		} else {
+			ask = append(ask, id)
+		}
+	}
+	o.mu.Unlock()
+	if len(ask) == 0 {
+		return out, nil
+	}
+	lb, ok := o.s.(LeaseBatcher)
+	if !ok {
+		for _, id := range ask {
+			own, err := o.Own(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			out[id] = own
+		}
+		return out, nil
+	}
+	names := make([]string, len(ask))
+	for i, id := range ask {
+		names[i] = leaseName(id)
+	}
+	start := time.Now()
+	got, err := lb.AcquireLeases(ctx, names, o.id, o.ttl)
+	if err != nil {
+		return nil, err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for i, id := range ask {
+		out[id] = got[i]
+		if got[i] {
+			o.held[id] = start.Add(o.ttl)
+		} else {
+			delete(o.held, id)
+		}
+	}
+	return out, nil
+}
+
 // Release gives feedID's lease up, if this worker holds it (the feed left
 // the configuration).
 func (o *Owner) Release(ctx context.Context, feedID string) error {
@@ -74,16 +127,40 @@ func (o *Owner) Run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			for _, id := range o.heldIDs() {
-				if err := o.Release(rctx, id); err != nil {
-					o.log.Warn("lease release failed", "feed", id, "err", err)
-				}
-			}
-			cancel()
+			o.ReleaseAll(ctx)
 			return
 		case <-t.C:
 			o.renew(ctx)
+		}
+	}
+}
+
+// ReleaseAll gives up every lease this worker holds, so that another
+// worker (or the next `feedworker once`) can take the feeds at once rather
+// than after the TTL. It runs even when ctx is done, for at most 5s.
+func (o *Owner) ReleaseAll(ctx context.Context) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	ids := o.heldIDs()
+	if lb, ok := o.s.(LeaseBatcher); ok && len(ids) > 0 {
+		o.mu.Lock()
+		for _, id := range ids {
+			delete(o.held, id)
+		}
+		o.mu.Unlock()
+		names := make([]string, len(ids))
+		for i, id := range ids {
+			names[i] = leaseName(id)
+		}
+		if err := lb.ReleaseLeases(rctx, names, o.id); err != nil {
+			// They expire after the TTL anyway.
+			o.log.Warn("lease release failed", "feeds", len(ids), "err", err)
+		}
+		return
+	}
+	for _, id := range ids {
+		if err := o.Release(rctx, id); err != nil {
+			o.log.Warn("lease release failed", "feed", id, "err", err)
 		}
 	}
 }
@@ -99,7 +176,15 @@ func (o *Owner) heldIDs() []string {
 }
 
 func (o *Owner) renew(ctx context.Context) {
-	for _, id := range o.heldIDs() {
+	ids := o.heldIDs()
+	if lb, ok := o.s.(LeaseBatcher); ok {
+		// One round trip for every held lease, rather than one each: a
+		// worker holding a thousand feeds would otherwise renew far more
+		// often than it polls.
+		o.renewBatch(ctx, lb, ids)
+		return
+	}
+	for _, id := range ids {
 		start := time.Now()
 		ok, err := o.s.RenewLease(ctx, leaseName(id), o.id, o.ttl)
 		o.mu.Lock()
@@ -117,5 +202,36 @@ func (o *Owner) renew(ctx context.Context) {
 			}
 		}
 		o.mu.Unlock()
+	}
+}
+
+func (o *Owner) renewBatch(ctx context.Context, lb LeaseBatcher, ids []string) {
+	if len(ids) == 0 {
+		return
+	}
+	names := make([]string, len(ids))
+	for i, id := range ids {
+		names[i] = leaseName(id)
+	}
+	start := time.Now()
+	ok, err := lb.RenewLeases(ctx, names, o.id, o.ttl)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if err != nil {
+		// As for one lease: keep the old deadlines; Own stops trusting
+		// them at half the TTL and asks the store again.
+		o.log.Warn("lease renewal failed", "feeds", len(ids), "err", err)
+		return
+	}
+	for i, id := range ids {
+		switch {
+		case !ok[i]:
+			delete(o.held, id)
+			o.log.Info("lease lost to another worker", "feed", id)
+		default:
+			if _, still := o.held[id]; still {
+				o.held[id] = start.Add(o.ttl)
+			}
+		}
 	}
 }

@@ -220,31 +220,42 @@ func (r *Redis) Claim(ctx context.Context, owner string, max int, ttl time.Durat
 
 // Settle implements [Store.Settle] in one script.
 func (r *Redis) Settle(ctx context.Context, k Key, owner string, s Settlement, now time.Time) (bool, error) {
-	if err := k.check(); err != nil {
-		return false, err
-	}
-	kind, err := s.kindName()
+	keys, args, err := r.settleArgs(k, owner, s, now)
 	if err != nil {
 		return false, err
 	}
+	held, err := r.s.settle.Run(ctx, r.c, keys, args...).Int()
+	if err != nil {
+		kind, _ := s.kindName()
+		return false, fmt.Errorf("redis settle %s (%s): %w", k, kind, err)
+	}
+	return held == 1, nil
+}
+
+// settleArgs checks a settlement and builds the settle script's keys and
+// arguments.
+func (r *Redis) settleArgs(k Key, owner string, s Settlement, now time.Time) ([]string, []any, error) {
+	if err := k.check(); err != nil {
+		return nil, nil, err
+	}
+	kind, err := s.kindName()
+	if err != nil {
+		return nil, nil, err
+	}
 	if err := checkToken("hash", s.Hash); err != nil {
-		return false, err
+		return nil, nil, err
 	}
 	if err := checkToken("type", s.Type); err != nil {
-		return false, err
+		return nil, nil, err
 	}
 	cid := ""
 	if s.ContentID != 0 {
 		cid = strconv.FormatInt(s.ContentID, 10)
 	}
 	keys := []string{r.qKey("due"), r.qKey("dead"), r.qKey("data"), r.qKey("meta")}
-	held, err := r.s.settle.Run(ctx, r.c, keys,
-		r.prefix, k.String(), owner, kind, ms(now), cid, s.Type, s.Hash, ms(s.Next),
-		s.Status, oneLine(s.Reason), boolArg(s.Ambiguous), boolArg(s.ForgetContent)).Int()
-	if err != nil {
-		return false, fmt.Errorf("redis settle %s (%s): %w", k, kind, err)
-	}
-	return held == 1, nil
+	args := []any{r.prefix, k.String(), owner, kind, ms(now), cid, s.Type, s.Hash, ms(s.Next),
+		s.Status, oneLine(s.Reason), boolArg(s.Ambiguous), boolArg(s.ForgetContent)}
+	return keys, args, nil
 }
 
 // DeadLetters implements [Store.DeadLetters] in two round trips.

@@ -326,22 +326,68 @@ return 0
 `
 )
 
+// Many-lease scripts: KEYS lease keys; ARGV owner, ttl ms. They apply the
+// one-lease scripts above to each key and answer one 0 or 1 per key.
+const (
+	acquireLeasesSrc = `
+local out = {}
+for i, k in ipairs(KEYS) do
+  if redis.call("GET", k) == ARGV[1] then
+    redis.call("PEXPIRE", k, ARGV[2])
+    out[i] = 1
+  elseif redis.call("SET", k, ARGV[1], "NX", "PX", ARGV[2]) then
+    out[i] = 1
+  else
+    out[i] = 0
+  end
+end
+return out
+`
+	renewLeasesSrc = `
+local out = {}
+for i, k in ipairs(KEYS) do
+  if redis.call("GET", k) == ARGV[1] then
+    redis.call("PEXPIRE", k, ARGV[2])
+    out[i] = 1
+  else
+    out[i] = 0
+  end
+end
+return out
+`
+	releaseLeasesSrc = `
+local out = {}
+for i, k in ipairs(KEYS) do
+  if redis.call("GET", k) == ARGV[1] then
+    out[i] = redis.call("DEL", k)
+  else
+    out[i] = 0
+  end
+end
+return out
+`
+)
+
 // scripts are the store's Lua scripts; go-redis runs them by digest and
 // loads them on NOSCRIPT (after a Redis restart, for instance).
 type scripts struct {
-	diff, commit, claim, settle, retryDead *redis.Script
-	acquireLease, renewLease, releaseLease *redis.Script
+	diff, commit, claim, settle, retryDead    *redis.Script
+	acquireLease, renewLease, releaseLease    *redis.Script
+	acquireLeases, renewLeases, releaseLeases *redis.Script
 }
 
 func newScripts() scripts {
 	return scripts{
-		diff:         redis.NewScript(diffSrc),
-		commit:       redis.NewScript(commitSrc),
-		claim:        redis.NewScript(claimSrc),
-		settle:       redis.NewScript(settleSrc),
-		retryDead:    redis.NewScript(retryDeadSrc),
-		acquireLease: redis.NewScript(acquireLeaseSrc),
-		renewLease:   redis.NewScript(renewLeaseSrc),
-		releaseLease: redis.NewScript(releaseLeaseSrc),
+		diff:          redis.NewScript(diffSrc),
+		commit:        redis.NewScript(commitSrc),
+		claim:         redis.NewScript(claimSrc),
+		settle:        redis.NewScript(settleSrc),
+		retryDead:     redis.NewScript(retryDeadSrc),
+		acquireLease:  redis.NewScript(acquireLeaseSrc),
+		renewLease:    redis.NewScript(renewLeaseSrc),
+		releaseLease:  redis.NewScript(releaseLeaseSrc),
+		acquireLeases: redis.NewScript(acquireLeasesSrc),
+		renewLeases:   redis.NewScript(renewLeasesSrc),
+		releaseLeases: redis.NewScript(releaseLeasesSrc),
 	}
 }

@@ -47,6 +47,26 @@ type Owner interface {
 	Own(ctx context.Context, feedID string) (bool, error)
 }
 
+// BatchOwner is an Owner that can answer for many feeds at once. PollAll
+// asks it about every feed of the pass first, so that an Owner backed by a
+// store takes all their leases in one round trip instead of one per feed.
+// Feeds it does not own are skipped; Own is still asked before each poll of
+// the others, and answers from what OwnAll took.
+type BatchOwner interface {
+	Owner
+	OwnAll(ctx context.Context, feedIDs []string) (map[string]bool, error)
+}
+
+// BatchHandler is a Handler that can load the stored validators of many
+// feeds at once. PollAll loads those of every feed it does not know yet
+// before polling, in one call instead of one per feed.
+type BatchHandler interface {
+	Handler
+	// ValidatorsAll returns the validators of the feeds that have stored
+	// ones; a feed missing from the map has none.
+	ValidatorsAll(ctx context.Context, feedIDs []string) (map[string]Validators, error)
+}
+
 // PollerOptions configure NewPoller. Handler is required.
 type PollerOptions struct {
 	// HTTP is the http section of the config: limits, timeouts, intervals.
@@ -106,7 +126,9 @@ type PollResult struct {
 	// Skipped is set when the feed was not polled: another replica owns it,
 	// it is gone, or ctx ended before a slot was free.
 	Skipped bool
-	// Result is what Fetch returned, possibly nil.
+	// Result is what Fetch returned, possibly nil, without the parsed
+	// document (Feed is nil): the handler had it, and a pass over
+	// thousands of feeds must not hold every document until it ends.
 	Result *Result
 }
 
@@ -478,6 +500,11 @@ func (p *Poller) tryStartLocked(fs *feedState) (job, bool) {
 // reports each outcome in id order (for `feedworker once`). It updates the
 // feeds' state like scheduled polls do. If Run is polling a feed at the same
 // time, PollAll waits for that poll and then polls again.
+//
+// One goroutine starts the polls as fetch slots free up, so a pass over
+// thousands of feeds does not wake thousands of waiters per finished poll.
+// With a BatchOwner and a BatchHandler, the leases and validators of the
+// whole pass are loaded first, in one call each.
 func (p *Poller) PollAll(ctx context.Context) []PollResult {
 	p.mu.Lock()
 	var targets []*feedState
@@ -490,39 +517,168 @@ func (p *Poller) PollAll(ctx context.Context) []PollResult {
 	p.mu.Unlock()
 
 	results := make([]PollResult, len(targets))
-	var wg sync.WaitGroup
+	notOwned := p.ownAll(ctx, targets)
+	owned := targets
+	if len(notOwned) > 0 {
+		owned = slices.DeleteFunc(slices.Clone(targets), func(fs *feedState) bool { return notOwned[fs.cfg.ID] })
+	}
+	p.loadValidators(ctx, owned)
+
+	// Feeds still to start, by host, so that a host at its limit is
+	// passed over at once rather than feed by feed.
+	type waiting struct {
+		i  int
+		fs *feedState
+	}
+	queues := map[string][]waiting{}
+	var hosts []string
+	left := 0
+	p.mu.Lock()
 	for i, fs := range targets {
-		wg.Go(func() { results[i] = p.pollWhenFree(ctx, fs) })
+		if notOwned[fs.cfg.ID] {
+			p.finishNotOwnedLocked(fs, fs.epoch)
+			results[i] = PollResult{FeedID: fs.cfg.ID, Skipped: true}
+			continue
+		}
+		if _, ok := queues[fs.host]; !ok {
+			hosts = append(hosts, fs.host)
+		}
+		queues[fs.host] = append(queues[fs.host], waiting{i, fs})
+		left++
+	}
+	p.mu.Unlock()
+
+	var wg sync.WaitGroup
+	for left > 0 {
+		p.mu.Lock()
+		kept := hosts[:0] // hosts with feeds left, in their first order
+		for x, h := range hosts {
+			if p.inFlight >= p.maxConc {
+				kept = append(kept, hosts[x:]...)
+				break
+			}
+			q := queues[h]
+			for k := 0; k < len(q) && p.inFlight < p.maxConc && p.hosts[h] < p.perHost; {
+				w := q[k]
+				fs, id := w.fs, w.fs.cfg.ID
+				var j job
+				started := false
+				switch {
+				case fs.removed:
+					results[w.i] = PollResult{FeedID: id, Skipped: true}
+				case fs.gone:
+					results[w.i] = PollResult{FeedID: id, Class: ClassGone, Skipped: true,
+						Err: fmt.Errorf("feed %s: %w; not polled until its config changes", id, ErrGone)}
+				default:
+					if j, started = p.tryStartLocked(fs); !started {
+						k++ // Run is polling it: try again when a slot frees
+						continue
+					}
+				}
+				if k == 0 {
+					q = q[1:]
+				} else {
+					q = append(q[:k], q[k+1:]...)
+				}
+				left--
+				if started {
+					wg.Go(func() { results[w.i] = p.poll(ctx, j) })
+				}
+			}
+			if len(q) == 0 {
+				delete(queues, h)
+				continue
+			}
+			queues[h] = q
+			kept = append(kept, h)
+		}
+		hosts = kept
+		released := p.released
+		p.mu.Unlock()
+		if left == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			for _, q := range queues {
+				for _, w := range q {
+					id := w.fs.cfg.ID
+					results[w.i] = PollResult{FeedID: id, Class: Class(ctx.Err()), Skipped: true,
+						Err: fmt.Errorf("feed %s: waiting for a fetch slot: %w", id, ctx.Err())}
+				}
+			}
+			left = 0
+		case <-released:
+		}
 	}
 	wg.Wait()
 	return results
 }
 
-func (p *Poller) pollWhenFree(ctx context.Context, fs *feedState) PollResult {
-	for {
-		p.mu.Lock()
-		id := fs.cfg.ID
-		if fs.removed {
-			p.mu.Unlock()
-			return PollResult{FeedID: id, Skipped: true}
+// ownAll asks a BatchOwner about every target at once and returns the
+// feeds it does not own. On an error, or without a BatchOwner, it returns
+// nil: each poll asks Own as usual.
+func (p *Poller) ownAll(ctx context.Context, targets []*feedState) map[string]bool {
+	bo, ok := p.owner.(BatchOwner)
+	if !ok || len(targets) == 0 {
+		return nil
+	}
+	ids := make([]string, len(targets))
+	for i, fs := range targets {
+		ids[i] = fs.cfg.ID
+	}
+	owned, err := bo.OwnAll(ctx, ids)
+	if err != nil {
+		p.log.Warn("feed ownership check of the pass failed; asking per feed", "feeds", len(ids), "error", err)
+		return nil
+	}
+	notOwned := map[string]bool{}
+	for _, id := range ids {
+		if !owned[id] {
+			notOwned[id] = true
 		}
-		if fs.gone {
-			p.mu.Unlock()
-			return PollResult{FeedID: id, Class: ClassGone, Skipped: true,
-				Err: fmt.Errorf("feed %s: %w; not polled until its config changes", id, ErrGone)}
+	}
+	return notOwned
+}
+
+// loadValidators loads, through a BatchHandler, the validators of the
+// targets the poller does not know yet. On an error each poll loads its own.
+func (p *Poller) loadValidators(ctx context.Context, targets []*feedState) {
+	bh, ok := p.handler.(BatchHandler)
+	if !ok {
+		return
+	}
+	type want struct {
+		fs    *feedState
+		epoch uint64
+	}
+	var wants []want
+	var ids []string
+	p.mu.Lock()
+	for _, fs := range targets {
+		if !fs.validatorsKnown && !fs.inFlight {
+			wants = append(wants, want{fs, fs.epoch})
+			ids = append(ids, fs.cfg.ID)
 		}
-		if j, ok := p.tryStartLocked(fs); ok {
-			p.mu.Unlock()
-			return p.poll(ctx, j)
+	}
+	p.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	vs, err := bh.ValidatorsAll(ctx, ids)
+	if err != nil {
+		p.log.Warn("loading the validators of the pass failed; loading per feed", "feeds", len(ids), "error", err)
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, w := range wants {
+		fs := w.fs
+		// A poll by Run or a reload may have moved the feed on meanwhile.
+		if fs.removed || fs.epoch != w.epoch || fs.validatorsKnown || fs.inFlight {
+			continue
 		}
-		released := p.released
-		p.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			return PollResult{FeedID: id, Class: Class(ctx.Err()), Skipped: true,
-				Err: fmt.Errorf("feed %s: waiting for a fetch slot: %w", id, ctx.Err())}
-		case <-released:
-		}
+		fs.validators, fs.validatorsKnown = vs[fs.cfg.ID], true
 	}
 }
 
@@ -562,6 +718,11 @@ func (p *Poller) poll(ctx context.Context, j job) PollResult {
 		}
 	}
 	class := p.finish(j, res, err, loaded, elapsed)
+	if res != nil && res.Feed != nil {
+		r := *res
+		r.Feed = nil
+		res = &r
+	}
 	return PollResult{FeedID: id, Class: class, Err: err, Result: res}
 }
 
@@ -581,8 +742,12 @@ func (p *Poller) finishNotOwned(j job) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.releaseLocked(j)
-	fs := j.fs
-	if fs.removed || fs.epoch != j.epoch {
+	p.finishNotOwnedLocked(j.fs, j.epoch)
+}
+
+// finishNotOwnedLocked records that another replica owns fs.
+func (p *Poller) finishNotOwnedLocked(fs *feedState, epoch uint64) {
+	if fs.removed || fs.epoch != epoch {
 		return
 	}
 	// Another replica may update the stored validators meanwhile; reload
@@ -592,7 +757,7 @@ func (p *Poller) finishNotOwned(j job) {
 	}
 	fs.notOwned = true
 	fs.next = p.sched.Next(time.Now(), fs.interval, Outcome{}, p.rnd)
-	p.log.Debug("feed owned by another replica; poll skipped", "feed", j.cfg.ID, "next_poll", fs.next)
+	p.log.Debug("feed owned by another replica; poll skipped", "feed", fs.cfg.ID, "next_poll", fs.next)
 }
 
 // finish records a poll's outcome: metrics, state, next poll time, logs.
@@ -654,11 +819,15 @@ func (p *Poller) finish(j job, res *Result, err error, loaded bool, elapsed time
 		// The store may or may not hold what Handle tried to write; ask it.
 		fs.validatorsKnown = false
 	}
+	// The gauges count over every feed; recount them only when this poll
+	// changed what they count, or a pass over N feeds costs N².
+	gauges := false
 	if res != nil && (success || class == ClassGone) {
 		if res.MovedTo != "" && res.MovedTo != fs.movedTo {
 			p.log.Info("feed moved permanently; update its url in the config",
 				"feed", id, "url", RedactURL(j.cfg.URL), "moved_to", RedactURL(res.MovedTo))
 		}
+		gauges = fs.movedTo != res.MovedTo
 		fs.movedTo = res.MovedTo
 	}
 
@@ -686,7 +855,9 @@ func (p *Poller) finish(j job, res *Result, err error, loaded bool, elapsed time
 		return class
 	}
 	fs.next = p.sched.Next(now, fs.interval, o, p.rnd)
-	p.updateGaugesLocked()
+	if gauges {
+		p.updateGaugesLocked()
+	}
 
 	switch {
 	case success:

@@ -28,7 +28,7 @@ const settleTimeout = 15 * time.Second
 // born. Store failures are retried with backoff; Run resumes by itself.
 // It returns nil after a shutdown.
 func (p *Publisher) Run(ctx context.Context) error {
-	_ = p.loop(ctx, false) // Run never gives up on the store
+	_ = p.loop(ctx, false, nil) // Run never gives up on the store
 	return nil
 }
 
@@ -37,7 +37,17 @@ func (p *Publisher) Run(ctx context.Context) error {
 // a retry later stay queued. It returns ctx's error if cancelled first, and
 // the store's error if the store stays unreachable for a second or two.
 func (p *Publisher) Drain(ctx context.Context) error {
-	if err := p.loop(ctx, true); err != nil {
+	return p.DrainWhile(ctx, nil)
+}
+
+// DrainWhile is Drain for a pass that is still queueing items: it delivers
+// what is due and what Accept queues meanwhile, and returns once more is
+// closed and nothing due is left. `feedworker once` runs it beside its
+// polls, so that delivery starts with the first feed rather than after the
+// last. While more is open it does not give up on the store: the polls
+// decide whether the pass failed. A nil more is Drain.
+func (p *Publisher) DrainWhile(ctx context.Context, more <-chan struct{}) error {
+	if err := p.loop(ctx, true, more); err != nil {
 		return fmt.Errorf("drain outbox: %w", err)
 	}
 	p.refreshStats(context.WithoutCancel(ctx))
@@ -52,16 +62,51 @@ const (
 	drainGiveUp  = time.Second
 )
 
-func (p *Publisher) loop(ctx context.Context, drain bool) error {
+func (p *Publisher) loop(ctx context.Context, drain bool, more <-chan struct{}) error {
 	// Sends run on hard, which outlives ctx by the grace period.
 	hard, hardCancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer hardCancel()
-	slots := make(chan struct{}, p.o.Workers)
-	finished := make(chan struct{}, p.o.Workers)
+	w := p.o.Workers
+	// Up to two batches of items are claimed at once: one being sent by
+	// the w senders, and the next waiting for a sender, so that a claim
+	// takes a whole batch in one round trip while every sender stays busy.
+	// A slot is held from the claim until the outcome is recorded.
+	slots := make(chan struct{}, 2*w)
+	finished := make(chan struct{}, 2*w)
+	var settles chan *settleReq
+	if sb, ok := p.store.(dedupe.SettleBatcher); ok {
+		settles = make(chan *settleReq, 2*w)
+		flushed := make(chan struct{})
+		go func() { defer close(flushed); p.flushSettles(sb, settles) }()
+		// Every delivery has finished (stop) before this runs.
+		defer func() { close(settles); <-flushed }()
+	}
+	// The senders live as long as the loop: a goroutine per item would
+	// grow a fresh stack for every delivery (JSON is deep).
+	work := make(chan dedupe.Claimed, 2*w)
 	var wg sync.WaitGroup
+	for range w {
+		wg.Go(func() {
+			for c := range work {
+				p.deliver(ctx, hard, c, settles)
+				<-slots
+				select {
+				case finished <- struct{}{}:
+				default:
+				}
+			}
+		})
+	}
+	// stop is the shutdown: nothing more is queued; items not sent yet are
+	// given back (deliver sees ctx done), those in flight get the grace.
+	stop := func() {
+		close(work)
+		p.wait(&wg, hardCancel)
+	}
 	var storeDown time.Duration
 	var timer *time.Timer
-	sleep := func(d time.Duration, extra <-chan struct{}) {
+	// sleep waits d at most; it reports whether extra woke it.
+	sleep := func(d time.Duration, extra, extra2 <-chan struct{}) (byExtra bool) {
 		if timer == nil {
 			timer = time.NewTimer(d)
 		} else {
@@ -70,19 +115,22 @@ func (p *Publisher) loop(ctx context.Context, drain bool) error {
 		select {
 		case <-ctx.Done():
 		case <-timer.C:
-			return
+			return false
 		case <-p.wakeCh:
 		case <-extra:
+			byExtra = true
+		case <-extra2:
 		}
 		timer.Stop()
+		return byExtra
 	}
 
 	for ctx.Err() == nil {
 		if err := p.gate.wait(ctx); err != nil {
 			break
 		}
-		// Claim only what idle workers can take at once: a claimed item
-		// waiting in a queue would only age its claim.
+		// Claim what the free slots allow: a batch for the senders and
+		// at most one more waiting, so that no claim ages in a queue.
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
@@ -90,13 +138,30 @@ func (p *Publisher) loop(ctx context.Context, drain bool) error {
 		}
 		n := 1
 	more:
-		for n < p.o.Workers {
+		for n < 2*w {
 			select {
 			case slots <- struct{}{}:
 				n++
 			default:
 				break more
 			}
+		}
+	batch:
+		// While a whole batch still waits for the senders, wait for more
+		// free slots so that the claim takes a batch.
+		for n < w && len(slots)-n >= w {
+			select {
+			case slots <- struct{}{}:
+				n++
+			case <-ctx.Done():
+				break batch
+			}
+		}
+		if ctx.Err() != nil {
+			for range n {
+				<-slots
+			}
+			continue
 		}
 		// Items in flight now may make themselves due again (an update
 		// queued behind a create); a drain may end only after a claim that
@@ -115,13 +180,14 @@ func (p *Publisher) loop(ctx context.Context, drain bool) error {
 			if ctx.Err() != nil {
 				break
 			}
-			if drain && storeDown >= drainGiveUp {
-				p.wait(&wg, hardCancel)
+			if drain && more == nil && storeDown >= drainGiveUp {
+				stop()
 				return err
 			}
 			storeDown = min(max(2*storeDown, 50*time.Millisecond), maxStoreDown)
 			p.log.Warn("outbox claim failed; retrying", "cause", err, "retry_in", storeDown)
-			sleep(storeDown, nil)
+			sleep(storeDown, nil, more)
+			more = stillOpen(more)
 			continue
 		}
 		if storeDown > 0 {
@@ -129,22 +195,14 @@ func (p *Publisher) loop(ctx context.Context, drain bool) error {
 			storeDown = 0
 		}
 		for _, c := range claimed {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				p.deliver(ctx, hard, c)
-				<-slots
-				select {
-				case finished <- struct{}{}:
-				default:
-				}
-			}()
+			work <- c // never blocks: work holds as many as there are slots
 		}
 		p.maybeRefreshStats(ctx)
 		if len(claimed) > 0 {
 			continue
 		}
-		if drain && inFlight == 0 {
+		if drain && inFlight == 0 && more == nil {
+			stop()
 			return nil
 		}
 		wait := p.o.PollInterval
@@ -152,16 +210,35 @@ func (p *Publisher) loop(ctx context.Context, drain bool) error {
 			wait = min(wait, max(time.Until(next), time.Millisecond))
 		}
 		// In a drain, a finishing item may have made another due (an
-		// update queued behind its create): look again at once.
+		// update queued behind its create): look again once the items in
+		// flight have finished (not after each, a claim per item), or at
+		// once when new items are accepted.
 		var extra <-chan struct{}
 		if drain {
 			extra = finished
 		}
-		sleep(wait, extra)
+		for {
+			byFinish := sleep(wait, extra, more)
+			more = stillOpen(more)
+			if !byFinish || len(slots) == 0 || ctx.Err() != nil {
+				break
+			}
+		}
 	}
 
-	p.wait(&wg, hardCancel)
+	stop()
 	return nil
+}
+
+// stillOpen returns ch, or nil once ch is closed (a nil channel blocks a
+// select forever, so a closed one stops waking it).
+func stillOpen(ch <-chan struct{}) <-chan struct{} {
+	select {
+	case <-ch:
+		return nil
+	default:
+		return ch
+	}
 }
 
 // wait is the shutdown's phase two: nothing new is claimed; sends in
@@ -188,12 +265,13 @@ type result struct {
 	err     error
 }
 
-// deliver runs one claimed item: send, then record the outcome.
-func (p *Publisher) deliver(soft, hard context.Context, c dedupe.Claimed) {
+// deliver runs one claimed item: send, then record the outcome, together
+// with other deliveries' outcomes when settles is not nil.
+func (p *Publisher) deliver(soft, hard context.Context, c dedupe.Claimed, settles chan<- *settleReq) {
 	log := p.log.With("feed", c.Key.FeedID, "external_id", c.Key.ExternalID)
 	// Not sent yet: a shutdown gives the item back rather than starting.
 	if soft.Err() != nil || p.gate.wait(soft) != nil {
-		p.settle(hard, log, c, dedupe.Settlement{Kind: dedupe.Release})
+		p.settle(hard, log, c, dedupe.Settlement{Kind: dedupe.Release}, settles)
 		return
 	}
 	ctx, cancel := context.WithTimeout(hard, p.o.SendTimeout)
@@ -211,7 +289,7 @@ func (p *Publisher) deliver(soft, hard context.Context, c dedupe.Claimed) {
 	default:
 		log.Warn("delivery failed; will retry", append(attrs, "status", r.s.Status, "retry_at", r.s.Next, "cause", r.err)...)
 	}
-	p.settle(hard, log, c, r.s)
+	p.settle(hard, log, c, r.s, settles)
 	if r.s.Kind == dedupe.Retry && !r.s.Next.After(time.Now()) {
 		// Due again at once (a re-create). A delivery that left a newer
 		// version due is found by the dispatcher's next claim, which a
@@ -221,14 +299,20 @@ func (p *Publisher) deliver(soft, hard context.Context, c dedupe.Claimed) {
 }
 
 // settle records an outcome, retrying through store failures for a while.
-func (p *Publisher) settle(hard context.Context, log *slog.Logger, c dedupe.Claimed, s dedupe.Settlement) {
+// With settles, it is recorded together with those of other deliveries
+// that finished meanwhile (see flushSettles).
+func (p *Publisher) settle(hard context.Context, log *slog.Logger, c dedupe.Claimed, s dedupe.Settlement, settles chan<- *settleReq) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(hard), settleTimeout)
 	defer cancel()
 	wait := 50 * time.Millisecond
 	for {
 		var held bool
 		err := p.storeOp(ctx, "settle", func(ctx context.Context) (err error) {
-			held, err = p.store.Settle(ctx, c.Key, p.o.Owner, s, time.Now())
+			if settles == nil {
+				held, err = p.store.Settle(ctx, c.Key, p.o.Owner, s, time.Now())
+				return err
+			}
+			held, err = queueSettle(ctx, settles, dedupe.SettleOp{Key: c.Key, Settlement: s})
 			return err
 		})
 		if err == nil {
@@ -246,6 +330,69 @@ func (p *Publisher) settle(hard context.Context, log *slog.Logger, c dedupe.Clai
 		case <-t.C:
 		}
 		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+// settleReq is one outcome waiting to be recorded by flushSettles.
+type settleReq struct {
+	op   dedupe.SettleOp
+	held bool
+	err  error
+	done chan struct{} // closed when held and err are set
+}
+
+func queueSettle(ctx context.Context, settles chan<- *settleReq, op dedupe.SettleOp) (bool, error) {
+	r := &settleReq{op: op, done: make(chan struct{})}
+	select {
+	case settles <- r:
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	select {
+	case <-r.done:
+		return r.held, r.err
+	case <-ctx.Done():
+		// The outcome may still be recorded; recording it again is
+		// harmless, which is what the caller's retry does.
+		return false, ctx.Err()
+	}
+}
+
+// maxSettleBatch bounds the outcomes recorded in one round trip.
+const maxSettleBatch = 256
+
+// flushSettles records queued outcomes until in is closed: whatever queued
+// while the store was busy goes in the next round trip (group commit), so
+// a lone delivery waits for nothing and a busy outbox pays a fraction of a
+// round trip per item. Each outcome stays its own atomic step.
+func (p *Publisher) flushSettles(sb dedupe.SettleBatcher, in <-chan *settleReq) {
+	for first := range in {
+		batch := []*settleReq{first}
+	more:
+		for len(batch) < maxSettleBatch {
+			select {
+			case r, ok := <-in:
+				if !ok {
+					break more
+				}
+				batch = append(batch, r)
+			default:
+				break more
+			}
+		}
+		ops := make([]dedupe.SettleOp, len(batch))
+		for i, r := range batch {
+			ops[i] = r.op
+		}
+		// Outcomes are recorded even during a shutdown: the API already
+		// acted on them.
+		ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+		held, errs := sb.SettleMany(ctx, p.o.Owner, ops, time.Now())
+		cancel()
+		for i, r := range batch {
+			r.held, r.err = held[i], errs[i]
+			close(r.done)
+		}
 	}
 }
 

@@ -26,8 +26,12 @@
 //
 // # Run: claim, send, record
 //
-// [Publisher.Run] runs Workers deliveries at a time. Each outbox entry is
-// delivered by one worker of one process at a time:
+// [Publisher.Run] runs Workers deliveries at a time, claiming due entries a
+// batch at a time (one batch sent while the next waits) and recording the
+// outcomes of deliveries that finish together in one store round trip
+// when the store can ([dedupe.SettleBatcher]); each outcome is still its
+// own atomic step. Each outbox entry is delivered by one worker of one
+// process at a time:
 //
 //  1. claim: the store claims due entries (SET NX with ClaimTTL on Redis)
 //     and, for items without a content id, sets the pending mark in the

@@ -358,6 +358,40 @@ func (p *Publisher) Validators(ctx context.Context, feedID string) (dedupe.Valid
 	return v, err
 }
 
+// ValidatorsAll returns the stored validators of the feeds that have
+// some, in one store round trip when the store can (a pass over every
+// feed, as feedworker once makes, would otherwise pay one per feed).
+func (p *Publisher) ValidatorsAll(ctx context.Context, feedIDs []string) (map[string]dedupe.Validators, error) {
+	out := make(map[string]dedupe.Validators, len(feedIDs))
+	vb, ok := p.store.(dedupe.ValidatorsBatcher)
+	if !ok {
+		for _, id := range feedIDs {
+			v, err := p.Validators(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			out[id] = v
+		}
+		return out, nil
+	}
+	err := p.storeOp(ctx, "validators", func(ctx context.Context) error {
+		vs, found, err := vb.ValidatorsMany(ctx, feedIDs)
+		if err != nil {
+			return err
+		}
+		for i, id := range feedIDs {
+			if found[i] {
+				out[id] = vs[i]
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (p *Publisher) countItems(feedID string, c Counts) {
 	for outcome, n := range map[string]int{"new": c.New, "updated": c.Updated, "duplicate": c.Duplicate, "seen": c.Seen, "failed": c.Dropped} {
 		if n > 0 {

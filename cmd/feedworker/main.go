@@ -32,6 +32,8 @@ Usage:
                                           publish older items that were recorded as seen only
   feedworker sandbox    [--addr 127.0.0.1:8089] [--data FILE]
                                           serve the local sandbox of the API
+  feedworker bench      [--feeds 1000 --items 20 --change 0.1 --runs 1 --json ...]
+                                          measure the worker on a local feed farm, sandbox and Redis
   feedworker healthcheck [--url http://127.0.0.1:9090/readyz]
                                           exit 0 when the worker answers ready (for containers)
   feedworker version
@@ -77,6 +79,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdSandbox(ctx, rest, stdout, stderr)
 	case "healthcheck":
 		err = cmdHealthcheck(ctx, rest, stdout, stderr)
+	case "bench":
+		err = cmdBench(ctx, rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "feedworker", version)
 	case "help", "-h", "--help":

@@ -1,7 +1,8 @@
 // Package feedfarm serves generated RSS 2.0 feeds over HTTP for tests and
 // benchmarks: N feeds of K items, deterministic for a seed, with ETag and
-// Last-Modified, optional latency and gzip, and edits on demand. It counts
-// the requests it answers and the polls of each feed in flight.
+// Last-Modified, optional latency and gzip, and edits and new items on
+// demand. It counts the requests it answers and the polls of each feed in
+// flight.
 package feedfarm
 
 import (
@@ -45,8 +46,12 @@ type Farm struct {
 }
 
 type feed struct {
-	version  int   // bumped by Edit
-	edits    []int // per item: how many times it was edited
+	version int // bumped by Edit and Change
+	// added counts the items Change put on top; the feed serves the
+	// newest Items of its items, numbered 0..Items-1 from the start (0 the
+	// newest) and Items, Items+1, ... for added ones.
+	added    int
+	edits    map[int]int // per item number: how many times it was edited
 	body     []byte
 	gzipped  []byte
 	etag     string
@@ -61,10 +66,30 @@ func New(o Options) *Farm {
 	f := &Farm{o: o, epoch: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), inFlight: make([]atomic.Int32, o.Feeds)}
 	f.feeds = make([]*feed, o.Feeds)
 	for i := range f.feeds {
-		f.feeds[i] = &feed{edits: make([]int, o.Items)}
+		f.feeds[i] = &feed{edits: map[int]int{}}
 		f.render(i)
 	}
 	return f
+}
+
+// Bytes returns feed n's current document, as served without gzip (for
+// benchmarks that parse what the farm serves).
+func (f *Farm) Bytes(n int) []byte {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.feeds[n].body
+}
+
+// items returns the numbers of the items fd serves, newest first.
+func (f *Farm) items(fd *feed) []int {
+	out := make([]int, 0, f.o.Items)
+	for n := f.o.Items + fd.added - 1; n >= f.o.Items && len(out) < f.o.Items; n-- {
+		out = append(out, n)
+	}
+	for n := 0; len(out) < f.o.Items; n++ {
+		out = append(out, n)
+	}
+	return out
 }
 
 // URL returns feed n's URL below base (the server's URL).
@@ -82,14 +107,42 @@ func (f *Farm) Edit(frac float64) int {
 	}
 	changed := 0
 	for i, fd := range f.feeds {
-		for j := 0; j < n; j++ {
-			fd.edits[j]++
+		for _, item := range f.items(fd)[:min(n, f.o.Items)] {
+			fd.edits[item]++
 			changed++
 		}
 		fd.version++
 		f.render(i)
 	}
 	return changed
+}
+
+// Change changes a fraction of the feeds, as a news site's feeds change
+// between two polls: each changed feed gets one new item on top (its
+// oldest item leaves the document) and one edited item (the newest one it
+// had). The changed feeds are picked at random from the farm's seed and
+// round, so runs are repeatable. It returns how many items are new and how
+// many edited; the other feeds keep their validators and answer 304.
+func (f *Farm) Change(frac float64, round uint64) (added, edited int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m := int(frac*float64(len(f.feeds)) + 0.5)
+	if frac > 0 && m == 0 {
+		m = 1
+	}
+	rng := rand.New(rand.NewPCG(f.o.Seed^0x9e3779b97f4a7c15, round))
+	for _, i := range rng.Perm(len(f.feeds))[:min(m, len(f.feeds))] {
+		fd := f.feeds[i]
+		if f.o.Items > 0 {
+			fd.edits[f.items(fd)[0]]++
+			edited++
+		}
+		fd.added++
+		added++
+		fd.version++
+		f.render(i)
+	}
+	return added, edited
 }
 
 // Requests is how many requests the farm answered; NotModified how many of
@@ -101,13 +154,15 @@ func (f *Farm) NotModified() int64 { return f.notModified.Load() }
 // at once (1 means no feed was polled twice at the same time).
 func (f *Farm) MaxConcurrentPolls() int { return int(f.maxInFlight.Load()) }
 
-// GUIDs lists every item's GUID, the key the worker's external ids
-// derive from.
+// GUIDs lists the GUID of every item served now, the key the worker's
+// external ids derive from.
 func (f *Farm) GUIDs() []string {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
 	var out []string
-	for i := 0; i < f.o.Feeds; i++ {
-		for j := 0; j < f.o.Items; j++ {
-			out = append(out, guid(i, j))
+	for i, fd := range f.feeds {
+		for _, n := range f.items(fd) {
+			out = append(out, guid(i, n))
 		}
 	}
 	return out
@@ -118,7 +173,6 @@ func guid(feedN, item int) string { return fmt.Sprintf("urn:feedfarm:%d:%d", fee
 // render builds feed i's document; f.mu is held (or i is new).
 func (f *Farm) render(i int) {
 	fd := f.feeds[i]
-	rng := rand.New(rand.NewPCG(f.o.Seed, uint64(i)))
 	var b bytes.Buffer
 	b.Grow(f.o.Items * (f.o.ItemBytes + 400))
 	fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8"?>
@@ -128,8 +182,16 @@ func (f *Farm) render(i int) {
 <link>https://farm.example/%d/</link>
 <description>Generated feed %d</description>
 `, i, i, i)
-	for j := 0; j < f.o.Items; j++ {
-		pub := f.epoch.Add(-time.Duration(j) * time.Hour).Add(-time.Duration(i) * time.Minute)
+	for _, j := range f.items(fd) {
+		// Each item has its own generator, so its text does not depend on
+		// which other items the document holds.
+		rng := rand.New(rand.NewPCG(f.o.Seed, uint64(i)<<32|uint64(j)))
+		// Item numbers from Items up were added later, so they are newer.
+		age := j
+		if j >= f.o.Items {
+			age = f.o.Items - 1 - j
+		}
+		pub := f.epoch.Add(-time.Duration(age) * time.Hour).Add(-time.Duration(i) * time.Minute)
 		title := fmt.Sprintf("Item %d of feed %d: %s", j, i, words(rng, 6))
 		if e := fd.edits[j]; e > 0 {
 			title += fmt.Sprintf(" (edit %d)", e)

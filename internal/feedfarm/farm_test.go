@@ -84,3 +84,56 @@ func TestFarmIsDeterministic(t *testing.T) {
 		t.Fatal("different seeds, same document")
 	}
 }
+
+func TestFarmChangeAddsAndEdits(t *testing.T) {
+	farm := New(Options{Feeds: 10, Items: 4, Seed: 2})
+	before := map[int]string{}
+	for i := range 10 {
+		before[i] = string(farm.Bytes(i))
+	}
+	guids := farm.GUIDs()
+	added, edited := farm.Change(0.3, 1)
+	if added != 3 || edited != 3 {
+		t.Fatalf("Change(0.3) = %d added, %d edited; want 3 and 3", added, edited)
+	}
+	changed := 0
+	for i := range 10 {
+		after := string(farm.Bytes(i))
+		if after == before[i] {
+			continue
+		}
+		changed++
+		feed, err := gofeed.NewParser().ParseString(after)
+		if err != nil {
+			t.Fatalf("feed %d: %v", i, err)
+		}
+		if len(feed.Items) != 4 {
+			t.Errorf("feed %d serves %d items after a change, want still 4", i, len(feed.Items))
+		}
+		if want := guid(i, 4); feed.Items[0].GUID != want {
+			t.Errorf("feed %d: newest item %q, want the added %q", i, feed.Items[0].GUID, want)
+		}
+		if !strings.Contains(feed.Items[1].Title, "(edit 1)") {
+			t.Errorf("feed %d: the item below the new one is not edited: %q", i, feed.Items[1].Title)
+		}
+		// Items that were not edited keep their text: a poll sees them as
+		// unchanged.
+		if !strings.Contains(before[i], "<title>"+feed.Items[2].Title+"</title>") {
+			t.Errorf("feed %d: an untouched item changed its text", i)
+		}
+	}
+	if changed != 3 {
+		t.Errorf("%d feeds changed, want 3", changed)
+	}
+	if got := len(farm.GUIDs()); got != len(guids) {
+		t.Errorf("%d GUIDs served after a change, want still %d", got, len(guids))
+	}
+	// The same seed and round pick the same feeds.
+	other := New(Options{Feeds: 10, Items: 4, Seed: 2})
+	other.Change(0.3, 1)
+	for i := range 10 {
+		if string(other.Bytes(i)) != string(farm.Bytes(i)) {
+			t.Fatalf("feed %d differs between two farms changed alike", i)
+		}
+	}
+}

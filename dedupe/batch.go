@@ -1,0 +1,251 @@
+package dedupe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Batch operations. On Redis each one is a single round trip for many
+// feeds or items, where the per-item methods of [Store] cost one each:
+// taking the leases and loading the validators of every feed a pass is about
+// to poll, giving the leases back after it, and recording the outcomes of
+// deliveries that finished together. Callers reach them through these
+// optional interfaces and fall back to the per-item methods for a store
+// without them (bbolt is in-process: a loop costs no round trip there).
+// Each item of a batch is applied as atomically as alone: a batch is a
+// pipeline of the same scripts, not one transaction.
+
+// LeaseBatcher takes and gives back many leases at once.
+type LeaseBatcher interface {
+	// AcquireLeases is [Store.AcquireLease] for each name; ok[i] says
+	// whether owner holds names[i].
+	AcquireLeases(ctx context.Context, names []string, owner string, ttl time.Duration) (ok []bool, err error)
+	// RenewLeases is [Store.RenewLease] for each name; ok[i] says whether
+	// owner still holds names[i].
+	RenewLeases(ctx context.Context, names []string, owner string, ttl time.Duration) (ok []bool, err error)
+	// ReleaseLeases is [Store.ReleaseLease] for each name.
+	ReleaseLeases(ctx context.Context, names []string, owner string) error
+}
+
+// ValidatorsBatcher reads the validators of many feeds at once.
+type ValidatorsBatcher interface {
+	// ValidatorsMany is [Store.Validators] for each feed, in order.
+	ValidatorsMany(ctx context.Context, feedIDs []string) (v []Validators, ok []bool, err error)
+}
+
+// SettleBatcher records many outcomes at once.
+type SettleBatcher interface {
+	// SettleMany is [Store.Settle] for each op, with one error per op (an
+	// op may fail while others are recorded).
+	SettleMany(ctx context.Context, owner string, ops []SettleOp, now time.Time) (held []bool, errs []error)
+}
+
+// SettleOp is one outcome for [SettleBatcher.SettleMany].
+type SettleOp struct {
+	Key        Key
+	Settlement Settlement
+}
+
+var (
+	_ LeaseBatcher      = (*Redis)(nil)
+	_ ValidatorsBatcher = (*Redis)(nil)
+	_ SettleBatcher     = (*Redis)(nil)
+)
+
+// leaseChunk bounds the keys of one lease script, so that a pass over
+// thousands of feeds never blocks Redis for long in one script.
+const leaseChunk = 500
+
+// AcquireLeases implements [LeaseBatcher] with one script per 500 names,
+// all in one pipeline.
+func (r *Redis) AcquireLeases(ctx context.Context, names []string, owner string, ttl time.Duration) ([]bool, error) {
+	if owner == "" || ttl < time.Millisecond {
+		return nil, fmt.Errorf("acquire leases: %w: empty owner or ttl under 1ms", ErrInvalid)
+	}
+	return r.leaseAnswers(ctx, r.s.acquireLeases, "acquire", names, owner, ttl)
+}
+
+// RenewLeases implements [LeaseBatcher] like AcquireLeases.
+func (r *Redis) RenewLeases(ctx context.Context, names []string, owner string, ttl time.Duration) ([]bool, error) {
+	if owner == "" || ttl < time.Millisecond {
+		return nil, fmt.Errorf("renew leases: %w: empty owner or ttl under 1ms", ErrInvalid)
+	}
+	return r.leaseAnswers(ctx, r.s.renewLeases, "renew", names, owner, ttl)
+}
+
+func (r *Redis) leaseAnswers(ctx context.Context, s *redis.Script, op string, names []string, owner string, ttl time.Duration) ([]bool, error) {
+	cmds, err := r.leaseBatch(ctx, s, names, owner, ttl.Milliseconds())
+	if err != nil {
+		return nil, fmt.Errorf("redis %s leases: %w", op, err)
+	}
+	out := make([]bool, 0, len(names))
+	for _, c := range cmds {
+		v, err := c.Int64Slice()
+		if err != nil {
+			return nil, fmt.Errorf("redis %s leases: %w", op, err)
+		}
+		for _, n := range v {
+			out = append(out, n == 1)
+		}
+	}
+	if len(out) != len(names) {
+		return nil, fmt.Errorf("redis %s leases: %d answers for %d leases", op, len(out), len(names))
+	}
+	return out, nil
+}
+
+// ReleaseLeases implements [LeaseBatcher] like AcquireLeases.
+func (r *Redis) ReleaseLeases(ctx context.Context, names []string, owner string) error {
+	if owner == "" {
+		return fmt.Errorf("release leases: %w: empty owner", ErrInvalid)
+	}
+	cmds, err := r.leaseBatch(ctx, r.s.releaseLeases, names, owner, 0)
+	if err != nil {
+		return fmt.Errorf("redis release leases: %w", err)
+	}
+	for _, c := range cmds {
+		if err := c.Err(); err != nil {
+			return fmt.Errorf("redis release leases: %w", err)
+		}
+	}
+	return nil
+}
+
+func (r *Redis) leaseBatch(ctx context.Context, s *redis.Script, names []string, owner string, ttlMS int64) ([]*redis.Cmd, error) {
+	var calls []scriptCall
+	for start := 0; start < len(names); start += leaseChunk {
+		chunk := names[start:min(start+leaseChunk, len(names))]
+		keys := make([]string, len(chunk))
+		for i, name := range chunk {
+			if name == "" {
+				return nil, fmt.Errorf("%w: empty lease name", ErrInvalid)
+			}
+			keys[i] = r.prefix + "lease:" + name
+		}
+		calls = append(calls, scriptCall{keys: keys, args: []any{owner, ttlMS}})
+	}
+	return r.runPipelined(ctx, s, calls)
+}
+
+// ValidatorsMany implements [ValidatorsBatcher] in one pipeline.
+func (r *Redis) ValidatorsMany(ctx context.Context, feedIDs []string) ([]Validators, []bool, error) {
+	for _, id := range feedIDs {
+		if err := checkFeedID(id); err != nil {
+			return nil, nil, err
+		}
+	}
+	cmds := make([]*redis.SliceCmd, len(feedIDs))
+	if _, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range feedIDs {
+			cmds[i] = p.HMGet(ctx, r.feedKey(id, "val"), "etag", "lm", "at")
+		}
+		return nil
+	}); err != nil {
+		return nil, nil, fmt.Errorf("redis validators of %d feeds: %w", len(feedIDs), err)
+	}
+	v := make([]Validators, len(feedIDs))
+	ok := make([]bool, len(feedIDs))
+	for i, c := range cmds {
+		vals := c.Val()
+		if len(vals) != 3 || vals[2] == nil {
+			continue
+		}
+		v[i].ETag, _ = vals[0].(string)
+		v[i].LastModified, _ = vals[1].(string)
+		ok[i] = true
+	}
+	return v, ok, nil
+}
+
+// SettleMany implements [SettleBatcher]: the settle script once per op,
+// all in one pipeline.
+func (r *Redis) SettleMany(ctx context.Context, owner string, ops []SettleOp, now time.Time) ([]bool, []error) {
+	held := make([]bool, len(ops))
+	errs := make([]error, len(ops))
+	calls := make([]scriptCall, 0, len(ops))
+	idx := make([]int, 0, len(ops))
+	for i, op := range ops {
+		keys, args, err := r.settleArgs(op.Key, owner, op.Settlement, now)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		calls = append(calls, scriptCall{keys: keys, args: args})
+		idx = append(idx, i)
+	}
+	if len(calls) == 0 {
+		return held, errs
+	}
+	cmds, err := r.runPipelined(ctx, r.s.settle, calls)
+	for j, i := range idx {
+		k := ops[i].Key
+		kind, _ := ops[i].Settlement.kindName()
+		if err != nil && cmds == nil {
+			errs[i] = fmt.Errorf("redis settle %s (%s): %w", k, kind, err)
+			continue
+		}
+		n, cerr := cmds[j].Int()
+		if cerr != nil {
+			errs[i] = fmt.Errorf("redis settle %s (%s): %w", k, kind, cerr)
+			continue
+		}
+		held[i] = n == 1
+	}
+	return held, errs
+}
+
+// scriptCall is one run of a script in a pipeline.
+type scriptCall struct {
+	keys []string
+	args []any
+}
+
+// runPipelined runs s once per call in one pipeline, by digest. Calls that
+// found the script missing (a restarted Redis: NOSCRIPT, not run) are run
+// again after loading it. The commands carry each call's answer or error;
+// err is set only when the pipeline as a whole failed.
+func (r *Redis) runPipelined(ctx context.Context, s *redis.Script, calls []scriptCall) ([]*redis.Cmd, error) {
+	cmds := make([]*redis.Cmd, len(calls))
+	exec := func(which []int) error {
+		_, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, i := range which {
+				cmds[i] = s.EvalSha(ctx, p, calls[i].keys, calls[i].args...)
+			}
+			return nil
+		})
+		return err
+	}
+	all := make([]int, len(calls))
+	for i := range all {
+		all[i] = i
+	}
+	err := exec(all)
+	var missing []int
+	for i, c := range cmds {
+		if c != nil && redis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
+			missing = append(missing, i)
+		}
+	}
+	if len(missing) > 0 {
+		if lerr := s.Load(ctx, r.c).Err(); lerr != nil {
+			return nil, fmt.Errorf("load script: %w", lerr)
+		}
+		err = exec(missing)
+	}
+	if err != nil && !isReplyError(err) {
+		// A transport failure: no answer can be trusted.
+		return nil, err
+	}
+	return cmds, nil
+}
+
+// isReplyError tells an error Redis answered (per command, in the
+// commands) from a failure of the connection.
+func isReplyError(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re)
+}

@@ -1,0 +1,133 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// childEnv marks the test binary started as the bench's worker process.
+const childEnv = "FEEDWORKER_BENCH_TEST_WORKER"
+
+// TestMain lets the test binary be the worker process of the smoke test,
+// so that it needs no separate build of feedworker.
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		if err := RunWorker(context.Background(), os.Args[1:], "test", os.Stdout, os.Stderr); err != nil {
+			os.Stderr.WriteString("bench worker: " + err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func redisURL(t *testing.T) string {
+	t.Helper()
+	u := os.Getenv("REDIS_URL")
+	if u == "" {
+		u = DefaultRedisURL
+	}
+	opts, err := redis.ParseURL(u)
+	if err != nil {
+		t.Fatalf("REDIS_URL %q: %v", u, err)
+	}
+	c := redis.NewClient(opts)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	if err := c.Ping(ctx).Err(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no Redis at %s (REDIS_URL) and CI=true: %v", u, err)
+		}
+		t.Skipf("no Redis at %s; set REDIS_URL: %v", u, err)
+	}
+	return u
+}
+
+// TestSmoke runs the bench end to end at 200 feeds × 5 items: it fails if
+// the bench errors (a worker failing, an item missing or doubled on the
+// API, a count that does not add up), never on time.
+func TestSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end bench: skipped with -short")
+	}
+	u := redisURL(t)
+	rep, err := Run(t.Context(), Options{
+		Feeds: 200, Items: 5, Change: 0.1, Runs: 1, RedisURL: u,
+		Command: []string{os.Args[0]},
+		// The race detector sleeps a second at exit unless told not to.
+		Env:     []string{childEnv + "=1", "GORACE=atexit_sleep_ms=0"},
+		Timeout: 2 * time.Minute,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Median) != 3 {
+		t.Fatalf("%d cycles in the report, want 3", len(rep.Median))
+	}
+	c1, c2, c3 := rep.Median[0], rep.Median[1], rep.Median[2]
+	if c1.Created != 1000 || c1.Polls != 200 || c1.FeedRequests != 200 {
+		t.Errorf("cycle 1 = %+v; want 1000 created from 200 polls", c1)
+	}
+	if c2.FeedNotModified != 200 || c2.Created+c2.Updated != 0 {
+		t.Errorf("cycle 2 = %+v; want 200 304s and nothing sent", c2)
+	}
+	if c3.Created != 20 || c3.Updated != 20 {
+		t.Errorf("cycle 3 = %+v; want 20 new and 20 edited items (10%% of 200 feeds)", c3)
+	}
+	if c2.RoundTripsPerPoll >= 1 {
+		t.Errorf("cycle 2: %.3f Redis round trips per poll; want under 1 (leases and validators loaded per pass)", c2.RoundTripsPerPoll)
+	}
+	for _, c := range rep.Median {
+		if c.CPU <= 0 || c.PeakRSSMB <= 0 || c.Wall <= 0 {
+			t.Errorf("cycle %d: wall %v, CPU %v, peak RSS %v; want all measured", c.Cycle, c.Wall, c.CPU, c.PeakRSSMB)
+		}
+	}
+	var text strings.Builder
+	if err := rep.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", text.String())
+}
+
+func TestContentWrite(t *testing.T) {
+	tests := []struct {
+		method, path   string
+		create, update bool
+	}{
+		{"POST", "/v3/story", true, false},
+		{"POST", "/v3/event", true, false},
+		{"PUT", "/v3/link/12", false, true},
+		{"PUT", "/v3/need/12/x", false, false},
+		{"POST", "/v3/category", false, false},
+		{"GET", "/v3/content", false, false},
+		{"POST", "/oauth/token", false, false},
+		{"POST", "/v3/story/3", false, false},
+	}
+	for _, tc := range tests {
+		c, u := contentWrite(tc.method, tc.path)
+		if c != tc.create || u != tc.update {
+			t.Errorf("contentWrite(%s %s) = %v, %v; want %v, %v", tc.method, tc.path, c, u, tc.create, tc.update)
+		}
+	}
+}
+
+func TestMedians(t *testing.T) {
+	runs := [][]Cycle{
+		{{Cycle: 1, Wall: 3, CPU: 1, Created: 10}},
+		{{Cycle: 1, Wall: 1, CPU: 5, Created: 10}},
+		{{Cycle: 1, Wall: 2, CPU: 3, Created: 10}},
+	}
+	m := medians(runs)
+	if len(m) != 1 || m[0].Wall != 2 || m[0].CPU != 3 || m[0].Created != 10 || m[0].Cycle != 1 {
+		t.Errorf("medians = %+v; want wall 2, CPU 3, created 10", m)
+	}
+	if got := median([]float64{4, 1, 3, 2}); got != 2.5 {
+		t.Errorf("median of an even count = %v, want 2.5", got)
+	}
+}

@@ -1,0 +1,269 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Cycle is what one cycle measured.
+type Cycle struct {
+	Cycle int `json:"cycle"`
+	// Wall is from starting the worker process to its exit, when every
+	// item due is confirmed by the API (seconds).
+	Wall float64 `json:"wall_s"`
+	// CPU is the worker process's user plus system time (seconds).
+	CPU float64 `json:"cpu_s"`
+	// PeakRSSMB is the worker process's peak resident set (VmHWM, MiB).
+	PeakRSSMB float64 `json:"peak_rss_mib"`
+	// ItemsPerSec counts items created or updated on the API per second of
+	// Wall; FeedsPerSec feeds polled per second of Wall.
+	ItemsPerSec float64 `json:"items_per_s"`
+	FeedsPerSec float64 `json:"feeds_per_s"`
+	// FeedRequests and FeedNotModified count the farm's answers (all, and
+	// 304s); APIRequests the sandbox's, token and look-ups included.
+	FeedRequests    int64 `json:"feed_requests"`
+	FeedNotModified int64 `json:"feed_not_modified"`
+	APIRequests     int64 `json:"api_requests"`
+	// FeedConns and APIConns count the TCP connections the worker opened
+	// to the farm and to the API (fewer than requests: kept alive).
+	FeedConns int64 `json:"feed_connections"`
+	APIConns  int64 `json:"api_connections"`
+	// APIRateLimited counts 429 answers.
+	APIRateLimited int64 `json:"api_rate_limited"`
+	// Created and Updated are the content writes the API confirmed.
+	Created int `json:"created"`
+	Updated int `json:"updated"`
+	// Polls is the worker's count of feed polls.
+	Polls int `json:"polls"`
+	// RedisRoundTrips is the worker's count (a go-redis hook): each command
+	// sent alone and each pipeline is one.
+	RedisRoundTrips int64 `json:"redis_round_trips"`
+	// RoundTripsPerPoll divides them by Polls; RoundTripsPerItem by the
+	// items created or updated (zero when none).
+	RoundTripsPerPoll float64 `json:"redis_round_trips_per_poll"`
+	RoundTripsPerItem float64 `json:"redis_round_trips_per_item"`
+	// DeliveredRate is confirmed writes per second between the first and
+	// the last one; RateLimitRatio divides it by the API's rate limit (zero
+	// without one).
+	DeliveredRate  float64 `json:"delivered_per_s"`
+	RateLimitRatio float64 `json:"delivered_vs_rate_limit"`
+}
+
+// derive fills the rates and ratios from the counts.
+func (c *Cycle) derive(o Options, api apiCounts) {
+	c.APIRateLimited = api.limited
+	items := float64(c.Created + c.Updated)
+	if c.Wall > 0 {
+		c.ItemsPerSec = items / c.Wall
+		c.FeedsPerSec = float64(c.Polls) / c.Wall
+	}
+	if c.Polls > 0 {
+		c.RoundTripsPerPoll = float64(c.RedisRoundTrips) / float64(c.Polls)
+	}
+	if items > 0 {
+		c.RoundTripsPerItem = float64(c.RedisRoundTrips) / items
+	}
+	if api.nwrites >= 2 {
+		if d := api.last.Sub(api.first).Seconds(); d > 0 {
+			// n confirmations span n-1 intervals.
+			c.DeliveredRate = float64(api.nwrites-1) / d
+		}
+	}
+	if o.RateLimit > 0 {
+		c.RateLimitRatio = c.DeliveredRate / o.RateLimit
+	}
+}
+
+// Report is a bench's outcome: every run's cycles and their medians.
+type Report struct {
+	Options ReportOptions `json:"options"`
+	Machine Machine       `json:"machine"`
+	Runs    [][]Cycle     `json:"runs"`
+	// Median holds, per cycle, the median of each measure over the runs.
+	Median []Cycle `json:"median"`
+}
+
+// ReportOptions echo the options that shape the numbers.
+type ReportOptions struct {
+	Feeds      int     `json:"feeds"`
+	Items      int     `json:"items"`
+	Change     float64 `json:"change"`
+	Latency    string  `json:"latency"`
+	APILatency string  `json:"api_latency"`
+	Gzip       bool    `json:"gzip"`
+	RateLimit  float64 `json:"rate_limit"`
+	// WorkerRateLimit is the worker's api.rate_limit (0: unset).
+	WorkerRateLimit float64 `json:"worker_rate_limit"`
+	Runs            int     `json:"runs"`
+	Seed            uint64  `json:"seed"`
+	Workers         int     `json:"publish_workers"`
+	Concurrency     int     `json:"http_concurrency"`
+}
+
+func reportOptions(o Options) ReportOptions {
+	return ReportOptions{
+		Feeds: o.Feeds, Items: o.Items, Change: o.Change, Latency: o.Latency.String(),
+		APILatency: o.APILatency.String(), Gzip: o.Gzip, RateLimit: o.RateLimit,
+		WorkerRateLimit: o.workerRateLimit(), Runs: o.Runs,
+		Seed: o.Seed, Workers: o.Workers, Concurrency: o.Concurrency,
+	}
+}
+
+// Machine describes where the bench ran.
+type Machine struct {
+	CPUs         int    `json:"cpus"`
+	MemoryGiB    string `json:"memory_gib"`
+	GoVersion    string `json:"go_version"`
+	RedisVersion string `json:"redis_version"`
+	OS           string `json:"os"`
+}
+
+func machine(ctx context.Context, rc *redis.Client) Machine {
+	m := Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH,
+		MemoryGiB: "unknown", RedisVersion: "unknown"}
+	if f, err := os.Open("/proc/meminfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
+				if kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64); err == nil {
+					m.MemoryGiB = fmt.Sprintf("%.1f", kb/(1<<20))
+				}
+			}
+		}
+		f.Close()
+	}
+	if info, err := rc.Info(ctx, "server").Result(); err == nil {
+		for _, line := range strings.Split(info, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
+				m.RedisVersion = v
+			}
+		}
+	}
+	return m
+}
+
+// medians takes, per cycle, the median of every measure over the runs.
+// Each measure's median is taken on its own, so a median row need not be
+// one of the runs.
+func medians(runs [][]Cycle) []Cycle {
+	if len(runs) == 0 {
+		return nil
+	}
+	out := make([]Cycle, len(runs[0]))
+	for i := range out {
+		col := make([]Cycle, 0, len(runs))
+		for _, r := range runs {
+			col = append(col, r[i])
+		}
+		f := func(get func(Cycle) float64) float64 {
+			v := make([]float64, len(col))
+			for j, c := range col {
+				v[j] = get(c)
+			}
+			return median(v)
+		}
+		n := func(get func(Cycle) int64) int64 {
+			return int64(f(func(c Cycle) float64 { return float64(get(c)) }) + 0.5)
+		}
+		out[i] = Cycle{
+			Cycle:             col[0].Cycle,
+			Wall:              f(func(c Cycle) float64 { return c.Wall }),
+			CPU:               f(func(c Cycle) float64 { return c.CPU }),
+			PeakRSSMB:         f(func(c Cycle) float64 { return c.PeakRSSMB }),
+			ItemsPerSec:       f(func(c Cycle) float64 { return c.ItemsPerSec }),
+			FeedsPerSec:       f(func(c Cycle) float64 { return c.FeedsPerSec }),
+			FeedRequests:      n(func(c Cycle) int64 { return c.FeedRequests }),
+			FeedNotModified:   n(func(c Cycle) int64 { return c.FeedNotModified }),
+			APIRequests:       n(func(c Cycle) int64 { return c.APIRequests }),
+			FeedConns:         n(func(c Cycle) int64 { return c.FeedConns }),
+			APIConns:          n(func(c Cycle) int64 { return c.APIConns }),
+			APIRateLimited:    n(func(c Cycle) int64 { return c.APIRateLimited }),
+			Created:           int(n(func(c Cycle) int64 { return int64(c.Created) })),
+			Updated:           int(n(func(c Cycle) int64 { return int64(c.Updated) })),
+			Polls:             int(n(func(c Cycle) int64 { return int64(c.Polls) })),
+			RedisRoundTrips:   n(func(c Cycle) int64 { return c.RedisRoundTrips }),
+			RoundTripsPerPoll: f(func(c Cycle) float64 { return c.RoundTripsPerPoll }),
+			RoundTripsPerItem: f(func(c Cycle) float64 { return c.RoundTripsPerItem }),
+			DeliveredRate:     f(func(c Cycle) float64 { return c.DeliveredRate }),
+			RateLimitRatio:    f(func(c Cycle) float64 { return c.RateLimitRatio }),
+		}
+	}
+	return out
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+var cycleNames = map[int]string{1: "1 all new", 2: "2 all 304", 3: "3 changed"}
+
+// WriteText writes the report for people: the setup, then one row per
+// cycle of medians.
+func (r *Report) WriteText(w io.Writer) error {
+	o, m := r.Options, r.Machine
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "feedworker bench: %d feeds × %d items, change %.0f%%, feed latency %s, API latency %s, gzip %v",
+		o.Feeds, o.Items, o.Change*100, o.Latency, o.APILatency, o.Gzip)
+	if o.RateLimit > 0 {
+		fmt.Fprintf(bw, ", API rate limit %g/s (worker's api.rate_limit %g)", o.RateLimit, o.WorkerRateLimit)
+	}
+	fmt.Fprintf(bw, "\nworker: publish.workers %d, http concurrency %d; medians of %d run(s), seed %d\n",
+		o.Workers, o.Concurrency, o.Runs, o.Seed)
+	fmt.Fprintf(bw, "machine: %d CPUs, %s GiB, %s, %s, Redis %s\n\n", m.CPUs, m.MemoryGiB, m.OS, m.GoVersion, m.RedisVersion)
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "cycle\twall s\tworker CPU s\titems/s\tfeeds/s\tpeak RSS MiB\tfeed req (304)\tAPI req (429)\tconns feed/API\tcreated\tupdated\tRedis RT\tRT/poll\tRT/item\tdelivered/s\tvs limit\t")
+	for _, c := range r.Median {
+		ratio := "-"
+		if o.RateLimit > 0 {
+			ratio = fmt.Sprintf("%.3f", c.RateLimitRatio)
+		}
+		perItem := "-"
+		if c.Created+c.Updated > 0 {
+			perItem = fmt.Sprintf("%.2f", c.RoundTripsPerItem)
+		}
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.0f\t%.0f\t%.1f\t%d (%d)\t%d (%d)\t%d/%d\t%d\t%d\t%d\t%.3f\t%s\t%.0f\t%s\t\n",
+			cycleNames[c.Cycle], c.Wall, c.CPU, c.ItemsPerSec, c.FeedsPerSec, c.PeakRSSMB,
+			c.FeedRequests, c.FeedNotModified, c.APIRequests, c.APIRateLimited, c.FeedConns, c.APIConns, c.Created, c.Updated,
+			c.RedisRoundTrips, c.RoundTripsPerPoll, perItem, c.DeliveredRate, ratio)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(r.Runs) > 1 {
+		fmt.Fprintln(bw, "\nper run (wall s / worker CPU s / peak RSS MiB):")
+		for i, run := range r.Runs {
+			fmt.Fprintf(bw, "  run %d:", i+1)
+			for _, c := range run {
+				fmt.Fprintf(bw, "  cycle %d %.3f / %.3f / %.1f", c.Cycle, c.Wall, c.CPU, c.PeakRSSMB)
+			}
+			fmt.Fprintln(bw)
+		}
+	}
+	return bw.Flush()
+}
+
+// WriteJSON writes the report for machines.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}

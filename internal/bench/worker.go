@@ -1,0 +1,125 @@
+package bench
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// WorkerReport is what the worker process tells the bench at exit, read
+// from its own metrics registry.
+type WorkerReport struct {
+	// Polls counts every poll; NotModified the 304s; Failed the polls that
+	// ended in an error.
+	Polls       int `json:"polls"`
+	NotModified int `json:"not_modified"`
+	Failed      int `json:"failed"`
+	// RedisRoundTrips is feedworker_redis_round_trips_total.
+	RedisRoundTrips int64 `json:"redis_round_trips"`
+	// PeakRSSKB is the process's peak resident set (VmHWM), in KiB. It is
+	// read by the process itself: the ru_maxrss the parent gets from wait4
+	// counts the parent's own memory too, because Go starts children with
+	// vfork and Linux carries the pre-exec high-water mark over the exec.
+	PeakRSSKB int64 `json:"peak_rss_kb"`
+}
+
+// WriteWorkerReport gathers g (the worker's registry) and writes the
+// report to path. The bench's worker process calls it after its pass.
+func WriteWorkerReport(path string, g prometheus.Gatherer) error {
+	mfs, err := g.Gather()
+	if err != nil {
+		return fmt.Errorf("gather worker metrics: %w", err)
+	}
+	r, err := workerReport(mfs)
+	if err != nil {
+		return err
+	}
+	if r.PeakRSSKB, err = peakRSS(); err != nil {
+		return err
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode worker report: %w", err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return fmt.Errorf("write worker report: %w", err)
+	}
+	return nil
+}
+
+func workerReport(mfs []*dto.MetricFamily) (WorkerReport, error) {
+	var r WorkerReport
+	rt := false
+	for _, mf := range mfs {
+		switch mf.GetName() {
+		case "feedworker_polls_total":
+			for _, m := range mf.GetMetric() {
+				v := int(m.GetCounter().GetValue())
+				r.Polls += v
+				switch label(m, "result") {
+				case "ok":
+				case "not_modified":
+					r.NotModified += v
+				default:
+					r.Failed += v
+				}
+			}
+		case "feedworker_redis_round_trips_total":
+			for _, m := range mf.GetMetric() {
+				r.RedisRoundTrips += int64(m.GetCounter().GetValue())
+				rt = true
+			}
+		}
+	}
+	if !rt {
+		// The bench runs on Redis; a worker without the counter is not
+		// the one the bench was built with.
+		return r, errors.New("worker report: no feedworker_redis_round_trips_total in the worker's metrics")
+	}
+	return r, nil
+}
+
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
+// peakRSS reads this process's VmHWM from /proc/self/status.
+func peakRSS() (int64, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, fmt.Errorf("peak rss: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("peak rss: %q: %w", line, err)
+			}
+			return kb, nil
+		}
+	}
+	return 0, errors.New("peak rss: no VmHWM in /proc/self/status")
+}
+
+func readWorkerReport(path string) (WorkerReport, error) {
+	var r WorkerReport
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return r, fmt.Errorf("worker report: %w", err)
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return r, fmt.Errorf("worker report %s: %w", path, err)
+	}
+	return r, nil
+}
