@@ -149,7 +149,7 @@ func Compile(feedID string, m config.Mapping) (*Mapping, error) {
 			segments:           slices.Clone(m.Segments),
 			moreButtonText:     strings.TrimSpace(deref(m.MoreButtonText)),
 		},
-		policy: newPolicy(),
+		policy: sharedPolicy(),
 	}
 	if feedID == "" {
 		c.add("id", errors.New("a feed id is required: external ids are namespaced by it"))

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/microcosm-cc/bluemonday"
@@ -435,6 +436,13 @@ func textToHTML(s string) string {
 	}
 	return b.String()
 }
+
+// sharedPolicy is the one body policy of the process. It does not depend on
+// the mapping and bluemonday policies are safe for concurrent use once
+// built, while building one costs about 140 µs and 180 KB: once per feed,
+// that was most of a 304 pass's CPU and of the memory of 5,000 feeds. It is
+// never changed after it is built.
+var sharedPolicy = sync.OnceValue(newPolicy)
 
 // newPolicy builds the allowlist the body goes through last: text
 // structure, links and images only. No element or attribute that can run
