@@ -34,7 +34,7 @@ func builtin(version string) Config {
 			MaxBackoff:         Duration(6 * time.Hour),
 		},
 		Publish: Publish{
-			Workers:       4,
+			Workers:       8,
 			MaxBackoff:    Duration(time.Hour),
 			ClaimTTL:      Duration(5 * time.Minute),
 			LeaseTTL:      Duration(time.Minute),

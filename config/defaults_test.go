@@ -26,7 +26,7 @@ func TestBuiltinDefaults(t *testing.T) {
 			MaxConcurrency: 32, PerHostConcurrency: 4,
 			MinInterval: d("1m"), MaxInterval: d("24h"), MaxBackoff: d("6h"),
 		},
-		Publish: Publish{Workers: 4, MaxBackoff: d("1h"), ClaimTTL: d("5m"), LeaseTTL: d("1m"), ShutdownGrace: d("30s")},
+		Publish: Publish{Workers: 8, MaxBackoff: d("1h"), ClaimTTL: d("5m"), LeaseTTL: d("1m"), ShutdownGrace: d("30s")},
 		Admin:   Admin{Listen: "127.0.0.1:9090"},
 		Log:     Log{Level: "info", Format: "text"},
 		File:    "feeds.yaml",

@@ -114,7 +114,7 @@ type HTTP struct {
 
 // Publish configures delivery to the API.
 type Publish struct {
-	// Workers is how many items are sent to the API at once (default 4).
+	// Workers is how many items are sent to the API at once (default 8).
 	Workers int `yaml:"workers"`
 	// MaxBackoff caps the retry backoff of one item (default 1h). Items are
 	// retried until they succeed or fail permanently (dead letters).

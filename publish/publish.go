@@ -23,7 +23,7 @@ import (
 
 // Defaults used when [Options] leave a field zero.
 const (
-	DefaultWorkers       = 4
+	DefaultWorkers       = 8
 	DefaultClaimTTL      = 5 * time.Minute
 	DefaultSendTimeout   = 30 * time.Second
 	DefaultShutdownGrace = 30 * time.Second
@@ -47,7 +47,7 @@ type Options struct {
 	// Registerer receives the publisher's metrics (nil registers none).
 	Registerer prometheus.Registerer
 
-	// Workers is how many items are sent at once (default 4).
+	// Workers is how many items are sent at once (default 8).
 	Workers int
 	// ClaimTTL is how long a worker holds an item it is sending (default
 	// 5m); a worker that dies loses its claims after it.
