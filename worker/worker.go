@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -173,36 +174,52 @@ func processOwner() string {
 }
 
 func (w *Worker) openStore(ctx context.Context) error {
-	cfg := w.cfg
+	st, err := OpenStore(ctx, w.cfg, w.log)
+	if err != nil {
+		return err
+	}
+	w.store, w.redis = st.Store, st.Redis
+	w.closers = append(w.closers, st.Close)
+	return nil
+}
+
+// Store is the store the config names, open.
+type Store struct {
+	dedupe.Store
+	// Redis is the client behind a Redis store; nil for the embedded one.
+	Redis *redis.Client
+}
+
+// OpenStore opens the configured store: Redis when redis.url is set, else
+// the embedded file at store.path. A Redis that does not answer yet is not
+// an error (the worker waits for it); an embedded file held by a running
+// worker is, after store lock timeout.
+func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Store, error) {
 	if cfg.Redis.URL == "" {
 		path := cfg.Store.Path
-		if dir := dirOf(path); dir != "" {
+		if dir := filepath.Dir(path); dir != "." {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return fmt.Errorf("embedded store %s: %w", path, err)
+				return nil, fmt.Errorf("embedded store %s: %w", path, err)
 			}
 		}
 		b, err := dedupe.OpenBolt(path, dedupe.BoltOptions{Retention: cfg.Store.Retention.D()})
 		if err != nil {
-			return fmt.Errorf("embedded store %s: %w", path, err)
+			return nil, fmt.Errorf("embedded store %s (is a worker running with it? the file is locked while one does): %w", path, err)
 		}
-		w.store = b
-		w.closers = append(w.closers, b.Close)
-		return nil
+		return &Store{Store: b}, nil
 	}
 	opts, err := redis.ParseURL(cfg.Redis.URL)
 	if err != nil {
-		return fmt.Errorf("redis url: %w", redactErr(err, cfg.Redis.URL))
+		return nil, fmt.Errorf("redis url: %w", redactErr(err, cfg.Redis.URL))
 	}
-	w.redis = redis.NewClient(opts)
-	w.closers = append(w.closers, w.redis.Close)
-	w.store = dedupe.NewRedis(w.redis, dedupe.RedisOptions{Prefix: cfg.Redis.Prefix, Retention: cfg.Store.Retention.D()})
-	// Not fatal: the worker starts and waits for Redis (readyz says why).
+	rc := redis.NewClient(opts)
+	st := &Store{Store: dedupe.NewRedis(rc, dedupe.RedisOptions{Prefix: cfg.Redis.Prefix, Retention: cfg.Store.Retention.D()}), Redis: rc}
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	if err := w.redis.Ping(pctx).Err(); err != nil {
-		w.log.Warn("redis does not answer yet; nothing is published until it does", "addr", opts.Addr, "err", err)
+	if err := rc.Ping(pctx).Err(); err != nil {
+		log.Warn("redis does not answer yet; nothing is published until it does", "addr", opts.Addr, "err", err)
 	}
-	return nil
+	return st, nil
 }
 
 // openAPI builds the API client, starting the embedded sandbox when the
@@ -339,13 +356,6 @@ func (w *Worker) Close() error {
 	}
 	w.closers = nil
 	return errors.Join(errs...)
-}
-
-func dirOf(path string) string {
-	if i := strings.LastIndexByte(path, '/'); i > 0 {
-		return path[:i]
-	}
-	return ""
 }
 
 // redactErr removes a URL's password from an error's text; the cause is

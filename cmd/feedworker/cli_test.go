@@ -231,3 +231,52 @@ func TestSandboxCommandKeepsDataAcrossRestarts(t *testing.T) {
 		t.Errorf("after a restart the story reads %+v", got)
 	}
 }
+
+// TestDeadLettersListAndRetry makes the API refuse every item (a category
+// id it does not have), then lists the dead letters with the API's reason
+// and queues them again.
+func TestDeadLettersListAndRetry(t *testing.T) {
+	t.Parallel()
+	sb, err := sandbox.New(sandbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := httptest.NewServer(sb)
+	defer ss.Close()
+	farm := httptest.NewServer(feedfarm.New(feedfarm.Options{Feeds: 1, Items: 2, Seed: 1}))
+	defer farm.Close()
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "c.yaml", fmt.Sprintf(`api:
+  base_url: %s
+  token_url: %s/oauth/token
+  client_id: sandbox
+  client_secret: sandbox-secret
+store:
+  path: %s
+admin:
+  listen: ""
+feeds:
+  - id: refused
+    url: %s
+    category_ids: [999]
+`, ss.URL, ss.URL, filepath.Join(dir, "s.db"), feedfarm.URL(farm.URL, 0)))
+	if code, _, errOut := runCLI(t, "once", "--config", cfg, "--log-level", "error"); code != 0 {
+		t.Fatalf("once: exit %d: %s", code, errOut)
+	}
+	code, out, errOut := runCLI(t, "deadletters", "list", "--config", cfg)
+	if code != 0 || !strings.Contains(out, "2 dead letters") || !strings.Contains(out, "refused/") ||
+		!strings.Contains(out, "400") || !strings.Contains(out, "categor") {
+		t.Fatalf("deadletters list: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = runCLI(t, "deadletters", "retry", "--config", cfg, "--all")
+	if code != 0 || !strings.Contains(out, "2 dead letters queued again") {
+		t.Errorf("deadletters retry --all: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "deadletters", "list", "--config", cfg)
+	if code != 0 || !strings.Contains(out, "0 dead letters") {
+		t.Errorf("after retry, deadletters list: exit %d\n%s", code, out)
+	}
+	if code, _, errOut := runCLI(t, "deadletters", "retry", "--config", cfg, "refused/nope"); code != 1 || !strings.Contains(errOut, "no such dead letter") {
+		t.Errorf("retry of an unknown id: exit %d, %q", code, errOut)
+	}
+}

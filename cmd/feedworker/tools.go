@@ -17,6 +17,7 @@ import (
 	"github.com/feedworker/feedworker/acs"
 	"github.com/feedworker/feedworker/config"
 	"github.com/feedworker/feedworker/feeds"
+	"github.com/feedworker/feedworker/publish"
 	"github.com/feedworker/feedworker/transform"
 	"github.com/feedworker/feedworker/worker"
 )
@@ -209,7 +210,8 @@ func contentClient(ctx context.Context, cfg *config.Config, logger *slog.Logger)
 	return api.Client, func() { _ = api.Close(); cleanup() }, nil
 }
 
-// cmdDeadLetters lists dead letters or queues them again.
+// cmdDeadLetters lists dead letters or queues them again. It opens the
+// store only: a running worker (or the next `once`) delivers what is queued.
 func cmdDeadLetters(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || (args[0] != "list" && args[0] != "retry") {
 		return errors.New("usage: feedworker deadletters list|retry --config F [ID... | --all]")
@@ -221,13 +223,22 @@ func cmdDeadLetters(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	w, _, err := c.worker(ctx, stdout, stderr)
+	cfg, logger, err := c.load(stderr)
 	if err != nil {
 		return err
 	}
-	defer w.Close()
-	pub := w.Publisher()
+	st, err := worker.OpenStore(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
 	if sub == "list" {
+		// The publisher reads each item's type and title from the store;
+		// listing never calls the API, so it gets none.
+		pub, err := publish.New(publish.Options{Store: st, API: publish.NewACS(nil), Logger: logger})
+		if err != nil {
+			return err
+		}
 		dls, err := pub.DeadLetters(ctx)
 		if err != nil {
 			return err
@@ -245,11 +256,12 @@ func cmdDeadLetters(ctx context.Context, args []string, stdout, stderr io.Writer
 		return nil
 	}
 	ids := fs.Args()
+	now := time.Now()
 	switch {
 	case *all && len(ids) > 0:
 		return errors.New("give IDs or --all, not both")
 	case *all:
-		n, err := pub.RetryDeadLetters(ctx)
+		n, err := st.RetryDeadLetters(ctx, now)
 		if err != nil {
 			return err
 		}
@@ -258,17 +270,17 @@ func cmdDeadLetters(ctx context.Context, args []string, stdout, stderr io.Writer
 		return errors.New("give the IDs to retry (see deadletters list) or --all")
 	default:
 		for _, id := range ids {
-			if err := pub.RetryDeadLetter(ctx, id); err != nil {
+			ok, err := st.RetryDeadLetter(ctx, id, now)
+			if err != nil {
 				return fmt.Errorf("%s: %w", id, err)
+			}
+			if !ok {
+				return fmt.Errorf("%s: no such dead letter (see deadletters list)", id)
 			}
 		}
 		fmt.Fprintf(stdout, "%d dead letters queued again\n", len(ids))
 	}
-	// Deliver now, so the command's answer says how it went.
-	if err := pub.Drain(ctx); err != nil {
-		return err
-	}
-	fmt.Fprintln(stdout, w.Summary(ctx))
+	fmt.Fprintln(stdout, "a running worker delivers them now; otherwise run feedworker once")
 	return nil
 }
 
