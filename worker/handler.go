@@ -136,7 +136,8 @@ func (w *Worker) fetchOGImages(ctx context.Context, feedID string, results []tra
 			defer func() { <-sem; wg.Done() }()
 			img, err := w.og.Fetch(ctx, r.Payload.ExternalURL)
 			if err != nil {
-				w.log.Debug("og:image lookup failed", "feed", feedID, "err", err)
+				page := r.Payload.ExternalURL
+				w.log.Debug("og:image lookup failed", "feed", feedID, "page", feeds.RedactURL(page), "err", redactErr(err, page))
 				img = ""
 			}
 			// Resolving with "" still matters: it applies require_image.

@@ -270,7 +270,9 @@ func TestKillRestart(t *testing.T) {
 // item is published once, no feed is polled by two at the same time, and
 // the polls spread over the replicas.
 func TestThreeReplicas(t *testing.T) {
-	e := newE2E(t, feedfarm.Options{Feeds: 12, Items: 5, Seed: 5, Latency: 20 * time.Millisecond}, sandbox.Faults{})
+	// A third of the writes are applied but answered 500: the replicas must
+	// recover each by external_id, never post it again.
+	e := newE2E(t, feedfarm.Options{Feeds: 12, Items: 5, Seed: 5, Latency: 20 * time.Millisecond}, sandbox.Faults{CommitThenFail: 0.3, Seed: 7})
 	want := 12 * 5
 	var cmds []*exec.Cmd
 	var admins []string
@@ -296,6 +298,16 @@ func TestThreeReplicas(t *testing.T) {
 		}
 	}
 	e.assertExactlyOnce(want)
+	failedWrites := 0
+	for _, r := range e.sb.Requests() {
+		if r.Fault == "commit_then_fail" {
+			failedWrites++
+		}
+	}
+	if failedWrites == 0 {
+		t.Error("no write was answered 500 after being applied; the fault did not fire")
+	}
+	t.Logf("%d writes were applied and answered 500; each was recovered by external_id", failedWrites)
 	if got := e.farm.MaxConcurrentPolls(); got != 1 {
 		t.Errorf("a feed was polled by %d workers at once, want 1", got)
 	}
