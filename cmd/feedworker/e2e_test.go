@@ -22,6 +22,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/feedworker/feedworker/dedupe/dedupetest"
 	"github.com/feedworker/feedworker/internal/feedfarm"
 	"github.com/feedworker/feedworker/sandbox"
 )
@@ -52,6 +53,8 @@ type e2e struct {
 	prefix  string
 	dir     string
 	workers int // publish.workers in the configs written
+	// redisURL is the Redis the configs name (default: the shared one).
+	redisURL string
 }
 
 func redisURL() string {
@@ -86,7 +89,7 @@ func newE2E(t *testing.T, farm feedfarm.Options, faults sandbox.Faults) *e2e {
 	}
 	b := make([]byte, 6)
 	_, _ = crand.Read(b)
-	e := &e2e{t: t, bin: bin, redis: rc, prefix: "fw-e2e-" + hex.EncodeToString(b) + ":", dir: t.TempDir(), workers: 4}
+	e := &e2e{t: t, bin: bin, redis: rc, prefix: "fw-e2e-" + hex.EncodeToString(b) + ":", dir: t.TempDir(), workers: 4, redisURL: redisURL()}
 	t.Cleanup(e.cleanRedis)
 
 	e.farm = feedfarm.New(farm)
@@ -143,7 +146,7 @@ defaults:
   interval: 300ms
   initial_items: 1000
 feeds:
-`, e.sbURL, e.sbURL, redisURL(), e.prefix, e.workers, adminAddr)
+`, e.sbURL, e.sbURL, e.redisURL, e.prefix, e.workers, adminAddr)
 	for i := range e.farmFeeds() {
 		fmt.Fprintf(&b, "  - id: farm-%d\n    url: %s\n", i, feedfarm.URL(e.farmURL, i))
 	}
@@ -356,4 +359,34 @@ func scrapeCounter(t *testing.T, url, name string) float64 {
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	return sum
+}
+
+// TestRedisRestartUnderAWorker stops a private Redis (with persistence)
+// while a worker process publishes, then starts it again: the worker waits,
+// resumes by itself, and every item ends up on the API once.
+func TestRedisRestartUnderAWorker(t *testing.T) {
+	srv := dedupetest.StartServer(t)
+	e := newE2E(t, feedfarm.Options{Feeds: 4, Items: 40, Seed: 9}, sandbox.Faults{Latency: 20 * time.Millisecond})
+	e.redisURL = "redis://" + srv.Addr() + "/0"
+	e.workers = 2
+	want := 4 * 40
+	cmd := e.start("redis-restart", "run", "--config", e.config("redis-restart", ""))
+	waitFor(t, 30*time.Second, "publishing to start", func() bool { return len(e.sb.AllContent()) > 10 })
+	srv.Stop()
+	stoppedAt := len(e.sb.AllContent())
+	time.Sleep(1500 * time.Millisecond) // polls and deliveries fail meanwhile
+	srv.Start()
+	t.Logf("Redis was down for 1.5 s with %d of %d items published", stoppedAt, want)
+	waitFor(t, 60*time.Second, fmt.Sprintf("%d items after Redis came back", want), func() bool {
+		return len(e.sb.AllContent()) >= want
+	})
+	time.Sleep(time.Second)
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("worker after SIGTERM: %v (log %s)", err, filepath.Join(e.dir, "redis-restart.log"))
+	}
+	e.assertExactlyOnce(want)
+	if stoppedAt >= want {
+		t.Errorf("everything was published before Redis stopped; the test proved nothing")
+	}
 }
