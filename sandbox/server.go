@@ -110,11 +110,25 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 // returns nil. Requests in flight see their context cancelled, so injected
 // latency does not hold the shutdown. It closes ln.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	// Connections accepted but never sent a request (a client's transport
+	// may dial one it ends up not using) hold Shutdown for 5 s in net/http;
+	// they carry no work, so they are closed at once when we stop.
+	var connMu sync.Mutex
+	fresh := map[net.Conn]bool{}
 	hs := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		ConnState: func(c net.Conn, st http.ConnState) {
+			connMu.Lock()
+			defer connMu.Unlock()
+			if st == http.StateNew {
+				fresh[c] = true
+			} else {
+				delete(fresh, c)
+			}
+		},
 	}
 	s.log.Info("sandbox listening", "addr", ln.Addr().String(), "data", s.opts.DataFile)
 	errc := make(chan error, 1)
@@ -126,6 +140,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()
+	hs.SetKeepAlivesEnabled(false)
+	connMu.Lock()
+	for c := range fresh {
+		c.Close()
+	}
+	connMu.Unlock()
 	err := hs.Shutdown(sctx)
 	<-errc // Serve has returned http.ErrServerClosed
 	if err != nil {

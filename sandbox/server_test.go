@@ -203,3 +203,22 @@ func TestRequestLogOrder(t *testing.T) {
 		t.Errorf("first entry %+v", first)
 	}
 }
+
+// TestStopIsPromptWithAnUnusedConnection: a connection that never sends a
+// request (a client transport may dial one and not use it) must not hold
+// the shutdown; net/http alone would wait 5 s for it.
+func TestStopIsPromptWithAnUnusedConnection(t *testing.T) {
+	t.Parallel()
+	r := serve(t, Options{})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(r.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	time.Sleep(50 * time.Millisecond) // let the server accept it
+	start := time.Now()
+	r.stop()
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("stop took %s with an unused connection open", d)
+	}
+}
