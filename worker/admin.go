@@ -12,6 +12,7 @@ import (
 	"net/http/pprof"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -62,10 +63,23 @@ func (a *Admin) Handler() http.Handler {
 
 // Serve listens on addr until ctx is done, then shuts down gracefully.
 func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
+	// Browsers pre-connect sockets they may never use; net/http's Shutdown
+	// waits 5 s for such never-used connections, so they are closed at once.
+	var mu sync.Mutex
+	fresh := map[net.Conn]bool{}
 	srv := &http.Server{
 		Handler:           a.Handler(),
 		ReadHeaderTimeout: 5 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		ConnState: func(c net.Conn, st http.ConnState) {
+			mu.Lock()
+			defer mu.Unlock()
+			if st == http.StateNew {
+				fresh[c] = true
+			} else {
+				delete(fresh, c)
+			}
+		},
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -75,6 +89,12 @@ func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 		shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
+		srv.SetKeepAlivesEnabled(false)
+		mu.Lock()
+		for c := range fresh {
+			c.Close()
+		}
+		mu.Unlock()
 		if err := srv.Shutdown(shut); err != nil {
 			return fmt.Errorf("admin server shutdown: %w", err)
 		}
