@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/feedworker/feedworker/internal/graceful"
 )
 
 // Server is the sandbox: an http.Handler serving the whole API v3, the token
@@ -110,46 +112,15 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 // returns nil. Requests in flight see their context cancelled, so injected
 // latency does not hold the shutdown. It closes ln.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	// Connections accepted but never sent a request (a client's transport
-	// may dial one it ends up not using) hold Shutdown for 5 s in net/http;
-	// they carry no work, so they are closed at once when we stop.
-	var connMu sync.Mutex
-	fresh := map[net.Conn]bool{}
 	hs := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-		ConnState: func(c net.Conn, st http.ConnState) {
-			connMu.Lock()
-			defer connMu.Unlock()
-			if st == http.StateNew {
-				fresh[c] = true
-			} else {
-				delete(fresh, c)
-			}
-		},
 	}
 	s.log.Info("sandbox listening", "addr", ln.Addr().String(), "data", s.opts.DataFile)
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("sandbox: serve: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
-	defer cancel()
-	hs.SetKeepAlivesEnabled(false)
-	connMu.Lock()
-	for c := range fresh {
-		c.Close()
-	}
-	connMu.Unlock()
-	err := hs.Shutdown(sctx)
-	<-errc // Serve has returned http.ErrServerClosed
-	if err != nil {
-		return fmt.Errorf("sandbox: shutdown: %w", err)
+	if err := graceful.Serve(ctx, hs, ln, shutdownGrace); err != nil {
+		return fmt.Errorf("sandbox: %w", err)
 	}
 	s.log.Info("sandbox stopped")
 	return nil

@@ -3,7 +3,6 @@ package worker
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"html/template"
 	"log/slog"
@@ -12,11 +11,12 @@ import (
 	"net/http/pprof"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/feedworker/feedworker/internal/graceful"
 )
 
 // Check is one readiness condition of /readyz.
@@ -61,48 +61,17 @@ func (a *Admin) Handler() http.Handler {
 	return mux
 }
 
-// Serve listens on addr until ctx is done, then shuts down gracefully.
+// Serve serves the admin endpoints on ln until ctx is done, then shuts down.
 func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
-	// Browsers pre-connect sockets they may never use; net/http's Shutdown
-	// waits 5 s for such never-used connections, so they are closed at once.
-	var mu sync.Mutex
-	fresh := map[net.Conn]bool{}
 	srv := &http.Server{
 		Handler:           a.Handler(),
 		ReadHeaderTimeout: 5 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-		ConnState: func(c net.Conn, st http.ConnState) {
-			mu.Lock()
-			defer mu.Unlock()
-			if st == http.StateNew {
-				fresh[c] = true
-			} else {
-				delete(fresh, c)
-			}
-		},
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
+	if err := graceful.Serve(ctx, srv, ln, 5*time.Second); err != nil {
 		return fmt.Errorf("admin server: %w", err)
-	case <-ctx.Done():
-		shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		srv.SetKeepAlivesEnabled(false)
-		mu.Lock()
-		for c := range fresh {
-			c.Close()
-		}
-		mu.Unlock()
-		if err := srv.Shutdown(shut); err != nil {
-			return fmt.Errorf("admin server shutdown: %w", err)
-		}
-		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			return fmt.Errorf("admin server: %w", err)
-		}
-		return nil
 	}
+	return nil
 }
 
 // readyz runs every check with a bound and names each failing one.
