@@ -47,10 +47,17 @@ func parse(body []byte, contentType string, maxSize int64) (feed *gofeed.Feed, e
 	// The original RSS feed carries <ttl>, which the universal Feed drops.
 	p.KeepOriginalFeed = true
 	feed, err = p.Parse(bytes.NewReader(doc))
-	if err != nil {
-		if errors.Is(err, gofeed.ErrFeedTypeNotDetected) {
-			err = notAFeed(doc)
+	if err != nil && errors.Is(err, gofeed.ErrFeedTypeNotDetected) {
+		// Some servers wrap their Atom feed in an XHTML page; when the page
+		// holds exactly one Atom feed element, that is the feed.
+		if inner := embeddedAtom(doc); inner != nil {
+			if f, ierr := p.Parse(bytes.NewReader(inner)); ierr == nil {
+				return f, nil
+			}
 		}
+		err = notAFeed(doc)
+	}
+	if err != nil {
 		return nil, &ParseError{Err: err}
 	}
 	if isJSON && !strings.Contains(feed.FeedVersion, "jsonfeed.org") {
@@ -60,6 +67,25 @@ func parse(body []byte, contentType string, maxSize int64) (feed *gofeed.Feed, e
 		return nil, &ParseError{Err: errors.New("json document is not a JSON Feed (no jsonfeed.org version)")}
 	}
 	return feed, nil
+}
+
+// embeddedAtom returns the one Atom <feed> element of an (X)HTML page, or
+// nil when there is none or more than one.
+func embeddedAtom(doc []byte) []byte {
+	const ns = `xmlns="http://www.w3.org/2005/Atom"`
+	start := bytes.Index(doc, []byte("<feed "))
+	if start < 0 || bytes.LastIndex(doc, []byte("<feed ")) != start {
+		return nil
+	}
+	tagEnd := bytes.IndexByte(doc[start:], '>')
+	if tagEnd < 0 || !bytes.Contains(doc[start:start+tagEnd], []byte(ns)) {
+		return nil
+	}
+	end := bytes.LastIndex(doc, []byte("</feed>"))
+	if end < start {
+		return nil
+	}
+	return doc[start : end+len("</feed>")]
 }
 
 // notAFeed explains why gofeed found no feed, naming what was found instead.

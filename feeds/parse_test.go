@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -272,5 +273,30 @@ func BenchmarkParse(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestParseAtomWrappedInXHTML reads the one Atom feed an XHTML page holds,
+// as some servers send it, and still refuses pages with none or several.
+func TestParseAtomWrappedInXHTML(t *testing.T) {
+	t.Parallel()
+	atom := `<feed xmlns="http://www.w3.org/2005/Atom"><title>T</title><id>urn:x</id>` +
+		`<entry><title>One</title><id>urn:1</id><link href="https://example.org/1"/></entry></feed>`
+	page := `<?xml version="1.0" encoding="utf-8"?><html xmlns="http://www.w3.org/1999/xhtml"><body>%s</body></html>`
+	f, err := Parse([]byte(fmt.Sprintf(page, atom)), "application/xhtml+xml")
+	if err != nil {
+		t.Fatalf("wrapped feed: %v", err)
+	}
+	if len(f.Items) != 1 || f.Items[0].Title != "One" {
+		t.Errorf("wrapped feed items = %+v", f.Items)
+	}
+	for name, body := range map[string]string{
+		"two feeds":       fmt.Sprintf(page, atom+atom),
+		"no namespace":    fmt.Sprintf(page, strings.Replace(atom, ` xmlns="http://www.w3.org/2005/Atom"`, "", 1)),
+		"no feed element": fmt.Sprintf(page, "<p>moved</p>"),
+	} {
+		if _, err := Parse([]byte(body), "text/html"); err == nil || !strings.Contains(err.Error(), "HTML") {
+			t.Errorf("%s: error %v, want one saying the document is HTML", name, err)
+		}
 	}
 }
