@@ -26,8 +26,10 @@ func TokenURL(baseURL string) string {
 // ClientCredentials obtains access tokens with the OAuth 2.0 client
 // credentials grant (golang.org/x/oauth2/clientcredentials). Its transport
 // reuses a token until it expires, and when a request made with a reused
-// token is answered 401, fetches a new token and sends the request once
-// more. Formatting a ClientCredentials with fmt never shows the secret.
+// token is answered 401 or 403, fetches a new token and sends the request
+// once more (some servers answer 403 to a token they no longer accept; the
+// spec does not say which). Formatting a ClientCredentials with fmt never
+// shows the secret.
 type ClientCredentials struct {
 	TokenURL     string
 	ClientID     string
@@ -180,7 +182,7 @@ func (t *tokenTransport) invalidate(old *oauth2.Token) {
 }
 
 // RoundTrip sends req with the cached token, refreshing it once on a 401
-// to a request sent with a reused token.
+// or 403 to a request sent with a reused token.
 func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	tok, fresh, err := t.token(ctx)
@@ -189,9 +191,10 @@ func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	resp, err := t.base.RoundTrip(authorized(req, req.Body, tok))
-	if err != nil || resp.StatusCode != http.StatusUnauthorized || fresh {
-		// A 401 on a token fetched for this very request is the server's
-		// answer, not staleness: refreshing again would loop.
+	if err != nil || !refusesToken(resp.StatusCode) || fresh {
+		// A refusal of a token fetched for this very request is the
+		// server's answer, not staleness: refreshing again would loop.
+		// A 403 to it stands as a real permission refusal.
 		return resp, err
 	}
 	body := req.Body
@@ -215,6 +218,15 @@ func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	return t.base.RoundTrip(authorized(req, body, tok))
+}
+
+// refusesToken reports whether status may mean that the server no longer
+// accepts a reused token. The spec does not say how an expired or revoked
+// token is answered: 401 is the OAuth answer, and some servers send 403.
+// A 403 that is a real permission refusal costs one token fetch and one
+// repeat of the request, and then stands.
+func refusesToken(status int) bool {
+	return status == http.StatusUnauthorized || status == http.StatusForbidden
 }
 
 // authorized clones req with body and tok's Authorization header.

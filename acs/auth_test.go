@@ -1,6 +1,7 @@
 package acs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -33,8 +34,11 @@ type authServer struct {
 	// tokenStatus, when not 200, makes the token endpoint fail.
 	tokenStatus int
 	tokenBody   string
-	// rejectAll makes the API answer 401 to every token.
+	// rejectAll makes the API refuse every token.
 	rejectAll bool
+	// refuseWith is the status of a refused token: 401 unless set (some
+	// servers answer 403).
+	refuseWith int
 	// failFirst makes the first token fetches answer 503.
 	failFirst int32
 }
@@ -88,9 +92,10 @@ func (a *authServer) serve(t *testing.T) func(w http.ResponseWriter, r *http.Req
 		a.mu.Lock()
 		a.apiReqs = append(a.apiReqs, seen{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: string(body)})
 		ok := a.valid[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")] && !a.rejectAll
+		refuse := cmp.Or(a.refuseWith, http.StatusUnauthorized)
 		a.mu.Unlock()
 		if !ok {
-			reply(w, http.StatusUnauthorized, `{"error":{"status":401,"message":"invalid token"}}`)
+			reply(w, refuse, fmt.Sprintf(`{"error":{"status":%d,"message":"invalid token"}}`, refuse))
 			return
 		}
 		reply(w, 200, `{"data":{"id":1}}`)
@@ -237,6 +242,54 @@ func TestToken401OnFreshToken(t *testing.T) {
 	if n, api := a.fetches.Load(), len(a.api()); n != 2 || api != 3 {
 		t.Errorf("cached token: %d fetches, %d API requests; want 2 and 3", n, api)
 	}
+}
+
+// TestTokenRefreshOn403: a server that answers 403 to a token it no
+// longer accepts is treated like one that answers 401: a 403 on a cached
+// token refreshes it once and replays the request; a 403 on a fresh token
+// stands, and a cached one is refreshed once only.
+func TestTokenRefreshOn403(t *testing.T) {
+	t.Parallel()
+	t.Run("expired cached token", func(t *testing.T) {
+		t.Parallel()
+		a := newAuthServer(t, 3600)
+		a.refuseWith = http.StatusForbidden
+		c := a.client(t)
+		ctx := context.Background()
+		if _, _, err := c.Categories.Get(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		a.revokeAll()
+		if _, _, err := c.Categories.Create(ctx, &CategoryCreate{Description: "News"}); err != nil {
+			t.Fatalf("create after the server dropped the token: %v", err)
+		}
+		reqs := a.api()
+		if n := a.fetches.Load(); n != 2 || len(reqs) != 3 {
+			t.Fatalf("%d token fetches, %d API requests; want 2 and 3", n, len(reqs))
+		}
+		if reqs[2].Header.Get("Authorization") != "Bearer tok-2" || reqs[2].Body != env(`{"description":"News"}`) {
+			t.Errorf("replay = %q with %q; want tok-2 and the body", reqs[2].Header.Get("Authorization"), reqs[2].Body)
+		}
+	})
+	t.Run("real refusal", func(t *testing.T) {
+		t.Parallel()
+		a := newAuthServer(t, 3600)
+		a.refuseWith, a.rejectAll = http.StatusForbidden, true
+		c := a.client(t)
+		ctx := context.Background()
+		if _, _, err := c.Categories.Get(ctx, 1); !errors.Is(err, ErrForbidden) {
+			t.Fatalf("err = %v, want ErrForbidden", err)
+		}
+		if n, api := a.fetches.Load(), len(a.api()); n != 1 || api != 1 {
+			t.Errorf("fresh token: %d fetches, %d API requests; want 1 and 1", n, api)
+		}
+		if _, _, err := c.Categories.Get(ctx, 1); !errors.Is(err, ErrForbidden) {
+			t.Fatalf("err = %v, want ErrForbidden", err)
+		}
+		if n, api := a.fetches.Load(), len(a.api()); n != 2 || api != 3 {
+			t.Errorf("cached token: %d fetches, %d API requests; want 2 and 3", n, api)
+		}
+	})
 }
 
 // TestTokenEndpointRefuses: bad credentials are ErrUnauthorized, are not

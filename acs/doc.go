@@ -107,7 +107,10 @@
 //		use(item)
 //	}
 //
-// It stops after a page shorter than the page size, or at the first error.
+// It stops after an empty page, at the first error, or after a page shorter
+// than the page size (the one the answer reported, else the one asked for),
+// unless the answer reported a total not reached yet: a server may serve
+// fewer entries than asked without saying so.
 // The Filter builder has all eight operators (Eq, Neq, Lt, Lte, Gt, Gte, In,
 // IsNull). Only fields the data type's template marks searchable may be
 // filtered on; with [WithFilterCheck] the client fetches the template (once
@@ -119,9 +122,10 @@
 // Auth is an http.RoundTripper in the http.Client given to [NewClient], so
 // callers compose it with their own transports (auth, then instrumentation,
 // then the network). [ClientCredentials] runs the OAuth 2.0 client
-// credentials grant: it reuses a token until it expires, and a 401 on a
-// request sent with a reused token makes it fetch a new token and send the
-// request once more (bodies are replayed through GetBody). [StaticToken]
+// credentials grant: it reuses a token until it expires, and a 401 or 403
+// on a request sent with a reused token makes it fetch a new token and send
+// the request once more (bodies are replayed through GetBody); a 401 or
+// 403 to a token fetched for the request stands. [StaticToken]
 // sends a fixed bearer token. Neither puts a token or secret in an error,
 // and both hide them when formatted.
 //
@@ -162,13 +166,20 @@
 //   - error body shape and the status to sentinel mapping: newError and
 //     statusSentinel in errors.go;
 //   - the token endpoint: [DefaultTokenPath] and [TokenURL] in auth.go;
+//   - how the service refuses an expired or revoked token: a 401, or a 403
+//     as some servers answer, on a request sent with a reused token is
+//     taken for one; the token is fetched again and the request sent once
+//     more, after which the answer stands (refusesToken in auth.go). A
+//     real 403 therefore costs one extra token fetch and request;
 //   - template endpoint paths and their answer: [DefaultTemplatePath] in
 //     acs.go, [Template] in models.go;
 //   - filter value encoding (in as one comma-separated string, isnull as a
 //     boolean, times as Timestamp): [Filter.MarshalJSON] in filter.go;
 //   - retry, backoff and Retry-After policy: [DefaultRetryPolicy] in acs.go
 //     and Client.retryWait in request.go;
-//   - no maximum page size is enforced ([ListOptions] in list.go);
+//   - no maximum page size is enforced ([ListOptions] in list.go), and a
+//     page shorter than asked is the last unless a reported total says
+//     otherwise (func all in list.go);
 //   - the content type on read: [Content].Type in models.go;
 //   - fields of records the spec does not show (Unsubscribe, Interest,
 //     Insight, reference items, extra Subscriber values): the Raw fields in

@@ -1,6 +1,7 @@
 package acs
 
 import (
+	"cmp"
 	"context"
 	"iter"
 	"net/url"
@@ -54,9 +55,17 @@ func (o *ListOptions) query() (url.Values, error) {
 }
 
 // all walks every page from opts.Page (default 1) by calling list, and
-// stops after a short or empty page, or at the first error, which it
-// yields. A page is short when it holds fewer entries than the page size
-// the answer reported, else than the one requested, else than 100.
+// stops at the first error, which it yields, after an empty page, or after
+// a short page: one with fewer entries than the page size the answer
+// reported, else than the size requested (default 100). A short page is
+// not the last when the answer reported a total that the entries so far
+// do not reach: the server served fewer than asked (the spec gives no
+// maximum page_size, and a server may cap it silently).
+//
+// The only guess left is a server that caps page_size below the request
+// and reports neither size nor total: it looks finished after its first
+// page. Callers that must see everything ask for pages of at most
+// [DefaultPageSize], which every server serves.
 func all[T any](ctx context.Context, opts *ListOptions, list func(context.Context, *ListOptions) ([]*T, *Response, error)) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
 		var o ListOptions
@@ -66,6 +75,10 @@ func all[T any](ctx context.Context, opts *ListOptions, list func(context.Contex
 		if o.Page < 1 {
 			o.Page = DefaultPage
 		}
+		start := o.Page
+		// skipped estimates the entries on the pages before start, from
+		// the first page's length, to compare with a total.
+		seen, skipped := 0, -1
 		for {
 			items, resp, err := list(ctx, &o)
 			if err != nil {
@@ -77,14 +90,20 @@ func all[T any](ctx context.Context, opts *ListOptions, list func(context.Contex
 					return
 				}
 			}
-			size := o.PageSize
-			if resp != nil && resp.PageSize > 0 {
-				size = resp.PageSize
+			if len(items) == 0 {
+				return
 			}
-			if size <= 0 {
-				size = DefaultPageSize
+			if skipped < 0 {
+				skipped = (start - 1) * len(items)
 			}
-			if len(items) < size {
+			seen += len(items)
+			size := cmp.Or(o.PageSize, DefaultPageSize)
+			total := 0
+			if resp != nil {
+				size = cmp.Or(resp.PageSize, size)
+				total = resp.Total
+			}
+			if len(items) < size && (total <= 0 || skipped+seen >= total) {
 				return
 			}
 			o.Page++

@@ -1,6 +1,7 @@
 package acs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -161,6 +162,59 @@ func TestAllServerPageSize(t *testing.T) {
 	}
 	if len(ids) != 5 {
 		t.Errorf("ids = %v, want 1..5", ids)
+	}
+}
+
+// TestAllServerCapsPageSize: a server that silently serves at most 100
+// entries a page, whatever page_size asks for, holding 250. What it
+// reports decides whether a page of 100 is read as the last.
+func TestAllServerCapsPageSize(t *testing.T) {
+	t.Parallel()
+	const total, maxSize = 250, 100
+	tests := []struct {
+		name     string
+		report   string // what the answer carries besides data: "total", "page_size", "both" or ""
+		page     int
+		pageSize int
+		want     int
+		requests int
+	}{
+		{"total reported", "total", 0, 500, 250, 3},
+		{"page size reported", "page_size", 0, 500, 250, 3},
+		{"both reported", "both", 0, 500, 250, 3},
+		{"total reported, from page 2", "total", 2, 500, 150, 2},
+		// Nothing reported: a page shorter than asked ends the walk, the
+		// one guess left, which asking for the default size avoids.
+		{"nothing reported, pages of 100", "", 0, 100, 250, 3},
+		{"nothing reported, pages of 500", "", 0, 500, 100, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request, n int) {
+				page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+				size, _ := strconv.Atoi(r.URL.Query().Get("page_size"))
+				page, size = max(page, 1), min(cmp.Or(size, DefaultPageSize), maxSize)
+				var items []string
+				for id := (page-1)*size + 1; id <= min(page*size, total); id++ {
+					items = append(items, fmt.Sprintf(`{"id":%d}`, id))
+				}
+				meta := map[string]string{
+					"total":     fmt.Sprintf(`,"total":%d`, total),
+					"page_size": fmt.Sprintf(`,"page_size":%d`, size),
+					"both":      fmt.Sprintf(`,"page_size":%d,"total":%d`, size, total),
+				}[tt.report]
+				reply(w, 200, fmt.Sprintf(`{"data":[%s]%s}`, strings.Join(items, ","), meta))
+			})
+			c := newTestClient(t, rec)
+			ids, err := collect(t, c, &ListOptions{Page: tt.page, PageSize: tt.pageSize})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ids) != tt.want || rec.count() != tt.requests {
+				t.Errorf("got %d categories in %d requests, want %d in %d", len(ids), rec.count(), tt.want, tt.requests)
+			}
+		})
 	}
 }
 

@@ -50,10 +50,38 @@ type SettleOp struct {
 	Settlement Settlement
 }
 
+// ClaimBatcher renews claims and records outcomes, many at once: the
+// checks before sends and the outcomes of sends that reach the store
+// together share one round trip.
+type ClaimBatcher interface {
+	// ClaimOps applies each op as [Store.RenewClaim] or [Store.Settle]
+	// would, in order, with one result per op (an op may fail while
+	// others are applied).
+	ClaimOps(ctx context.Context, ops []ClaimOp, now time.Time) []ClaimResult
+}
+
+// ClaimOp is one op of [ClaimBatcher.ClaimOps]: with Settle nil, a
+// renewal of Owner's claim for TTL; otherwise the outcome Settle.
+type ClaimOp struct {
+	Key    Key
+	Owner  string
+	TTL    time.Duration
+	Settle *Settlement
+}
+
+// ClaimResult is what one [ClaimOp] did: Held as Settle reports it, and for
+// a renewal the [Renewal] (whose Held is the same).
+type ClaimResult struct {
+	Held    bool
+	Renewal Renewal
+	Err     error
+}
+
 var (
 	_ LeaseBatcher      = (*Redis)(nil)
 	_ ValidatorsBatcher = (*Redis)(nil)
 	_ SettleBatcher     = (*Redis)(nil)
+	_ ClaimBatcher      = (*Redis)(nil)
 )
 
 // leaseChunk bounds the keys of one lease script, so that a pass over
@@ -161,41 +189,72 @@ func (r *Redis) ValidatorsMany(ctx context.Context, feedIDs []string) ([]Validat
 	return v, ok, nil
 }
 
-// SettleMany implements [SettleBatcher]: the settle script once per op,
-// all in one pipeline.
+// SettleMany implements [SettleBatcher] with [Redis.ClaimOps].
 func (r *Redis) SettleMany(ctx context.Context, owner string, ops []SettleOp, now time.Time) ([]bool, []error) {
+	cops := make([]ClaimOp, len(ops))
+	for i := range ops {
+		cops[i] = ClaimOp{Key: ops[i].Key, Owner: owner, Settle: &ops[i].Settlement}
+	}
+	res := r.ClaimOps(ctx, cops, now)
 	held := make([]bool, len(ops))
 	errs := make([]error, len(ops))
+	for i, x := range res {
+		held[i], errs[i] = x.Held, x.Err
+	}
+	return held, errs
+}
+
+// ClaimOps implements [ClaimBatcher]: the settle script once per op, all
+// in one pipeline.
+func (r *Redis) ClaimOps(ctx context.Context, ops []ClaimOp, now time.Time) []ClaimResult {
+	out := make([]ClaimResult, len(ops))
+	names := make([]string, len(ops))
 	calls := make([]scriptCall, 0, len(ops))
 	idx := make([]int, 0, len(ops))
 	for i, op := range ops {
-		keys, args, err := r.settleArgs(op.Key, owner, op.Settlement, now)
+		keys, args, name, err := r.claimOpArgs(op, now)
 		if err != nil {
-			errs[i] = err
+			out[i].Err = err
 			continue
 		}
+		names[i] = name
 		calls = append(calls, scriptCall{keys: keys, args: args})
 		idx = append(idx, i)
 	}
 	if len(calls) == 0 {
-		return held, errs
+		return out
 	}
 	cmds, err := r.runPipelined(ctx, r.s.settle, calls)
 	for j, i := range idx {
 		k := ops[i].Key
-		kind, _ := ops[i].Settlement.kindName()
 		if err != nil && cmds == nil {
-			errs[i] = fmt.Errorf("redis settle %s (%s): %w", k, kind, err)
+			out[i].Err = fmt.Errorf("redis %s %s: %w", names[i], k, err)
 			continue
 		}
-		n, cerr := cmds[j].Int()
+		res, cerr := cmds[j].Slice()
+		if cerr == nil && len(res) != 2 {
+			cerr = fmt.Errorf("unexpected reply %v", res)
+		}
 		if cerr != nil {
-			errs[i] = fmt.Errorf("redis settle %s (%s): %w", k, kind, cerr)
+			out[i].Err = fmt.Errorf("redis %s %s: %w", names[i], k, cerr)
 			continue
 		}
-		held[i] = n == 1
+		out[i].Held = res[0] == int64(1)
+		if ops[i].Settle != nil {
+			continue
+		}
+		rn := Renewal{Held: out[i].Held}
+		if s, _ := res[1].(string); s != "" {
+			rec, perr := parseRecord(s)
+			if perr != nil {
+				out[i].Err = fmt.Errorf("redis %s %s: %w", names[i], k, perr)
+				continue
+			}
+			rn.Record, rn.Known = rec, true
+		}
+		out[i].Renewal = rn
 	}
-	return held, errs
+	return out
 }
 
 // scriptCall is one run of a script in a pipeline.

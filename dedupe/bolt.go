@@ -32,8 +32,9 @@ type BoltOptions struct {
 // -> record, same encoding as on Redis), "seen" (external id -> last seen
 // ms), "idx" (last seen ms + external id, the sweep's order) and "val"
 // (etag, lm, at). Top-level buckets "due" (due ms + member) with "duex"
-// (member -> due ms), "dead" (member -> ms), "data", "meta", "claims" and
-// "leases" mirror the Redis keys. Every method is one transaction.
+// (member -> due ms), "dead" (member -> ms), "data", "meta", "runs",
+// "claims" and "leases" mirror the Redis keys. Every method is one
+// transaction.
 type Bolt struct {
 	db         *bolt.DB
 	retention  time.Duration
@@ -53,6 +54,7 @@ var (
 	bDead   = []byte("dead")
 	bData   = []byte("data")
 	bMeta   = []byte("meta")
+	bRuns   = []byte("runs")
 	bClaims = []byte("claims")
 	bLeases = []byte("leases")
 )
@@ -79,7 +81,7 @@ func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
 		if err := tx.DeleteBucket(bClaims); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
 			return err
 		}
-		for _, name := range [][]byte{bFeeds, bDue, bDueX, bDead, bData, bMeta, bClaims, bLeases} {
+		for _, name := range [][]byte{bFeeds, bDue, bDueX, bDead, bData, bMeta, bRuns, bClaims, bLeases} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
@@ -223,10 +225,28 @@ func (m meta) encode() []byte {
 }
 
 // outbox is the top-level buckets of a write transaction.
-type outbox struct{ due, dueX, dead, data, meta, claims *bolt.Bucket }
+type outbox struct{ due, dueX, dead, data, meta, runs, claims *bolt.Bucket }
 
 func outboxOf(tx *bolt.Tx) outbox {
-	return outbox{tx.Bucket(bDue), tx.Bucket(bDueX), tx.Bucket(bDead), tx.Bucket(bData), tx.Bucket(bMeta), tx.Bucket(bClaims)}
+	return outbox{tx.Bucket(bDue), tx.Bucket(bDueX), tx.Bucket(bDead), tx.Bucket(bData), tx.Bucket(bMeta), tx.Bucket(bRuns), tx.Bucket(bClaims)}
+}
+
+// run returns the entry's run of like failures (see Settlement.Run).
+func (o outbox) run(member string) (string, int) {
+	return parseRun(string(o.runs.Get([]byte(member))))
+}
+
+// failedRun extends the entry's run with one more attempt that ended
+// with run, or ends it when run is empty.
+func (o outbox) failedRun(member, run string) error {
+	if run == "" {
+		return o.runs.Delete([]byte(member))
+	}
+	n := 1
+	if cur, length := o.run(member); cur == run {
+		n = length + 1
+	}
+	return o.runs.Put([]byte(member), []byte(run+"|"+strconv.Itoa(n)))
 }
 
 func (o outbox) dueAt(member string) (int64, bool) {
@@ -279,7 +299,7 @@ func (o outbox) enqueue(member, hash string, data []byte, now int64) error {
 		if err := o.setDue(member, now); err != nil {
 			return err
 		}
-		if err := o.dead.Delete([]byte(member)); err != nil {
+		if err := errors.Join(o.dead.Delete([]byte(member)), o.runs.Delete([]byte(member))); err != nil {
 			return err
 		}
 	}
@@ -288,7 +308,7 @@ func (o outbox) enqueue(member, hash string, data []byte, now int64) error {
 
 func (o outbox) drop(member string) error {
 	return errors.Join(o.unsetDue(member), o.dead.Delete([]byte(member)),
-		o.data.Delete([]byte(member)), o.meta.Delete([]byte(member)))
+		o.data.Delete([]byte(member)), o.meta.Delete([]byte(member)), o.runs.Delete([]byte(member)))
 }
 
 // Diff implements [Store.Diff] in one transaction.
@@ -533,6 +553,7 @@ func (b *Bolt) Claim(ctx context.Context, owner string, max int, ttl time.Durati
 				return err
 			}
 			cl := Claimed{Key: key, Data: bytes.Clone(data), Hash: m.hash, Attempts: m.attempts, Enqueued: fromMS(m.enqueued)}
+			cl.Run, cl.RunLength = o.run(member)
 			f, err := feedOf(tx, key.FeedID, true)
 			if err != nil {
 				return err
@@ -543,7 +564,9 @@ func (b *Bolt) Claim(ctx context.Context, owner string, max int, ttl time.Durati
 			}
 			if ok {
 				cl.Record = r
-				if r.ContentID == 0 {
+				// A mark already set stays, with the hash of the earliest
+				// POST that may have landed.
+				if r.ContentID == 0 && r.PendingHash == "" {
 					r.PendingHash = m.hash
 					if err := f.putRecord(key.ExternalID, r); err != nil {
 						return err
@@ -581,6 +604,9 @@ func (b *Bolt) Settle(ctx context.Context, k Key, owner string, s Settlement, no
 	if err != nil {
 		return false, err
 	}
+	if err := checkToken("run", s.Run); err != nil {
+		return false, err
+	}
 	member := k.String()
 	nowMS := ms(now)
 	var held bool
@@ -599,13 +625,24 @@ func (b *Bolt) Settle(ctx context.Context, k Key, owner string, s Settlement, no
 		if !exists {
 			r = Record{Hash: s.Hash, Type: s.Type, FirstSeen: fromMS(nowMS)}
 		}
+		if !held {
+			// The claim lapsed: whoever holds it now owns the item's
+			// state. Only a content id the API really gave is kept, on a
+			// record without one, so a later send updates it.
+			if s.Kind == Delivered && r.ContentID == 0 {
+				r.ContentID, r.Type, r.PublishedHash, r.LastPublished = s.ContentID, s.Type, s.Hash, fromMS(nowMS)
+				return f.putRecord(k.ExternalID, r)
+			}
+			return nil
+		}
 		m, hasMeta, err := o.getMeta(member)
 		if err != nil {
 			return err
 		}
-		failed := func() {
+		failed := func() error {
 			m.attempts++
 			m.status, m.reason = s.Status, oneLine(s.Reason)
+			return o.failedRun(member, s.Run)
 		}
 		write := exists
 		switch s.Kind {
@@ -613,7 +650,8 @@ func (b *Bolt) Settle(ctx context.Context, k Key, owner string, s Settlement, no
 			r.ContentID, r.Type, r.PublishedHash = s.ContentID, s.Type, s.Hash
 			r.LastPublished, r.PendingHash, r.State = fromMS(nowMS), "", StateActive
 			write = true
-			if hasMeta {
+			err = o.runs.Delete([]byte(member))
+			if hasMeta && err == nil {
 				if m.hash == s.Hash {
 					err = o.drop(member)
 				} else {
@@ -629,8 +667,7 @@ func (b *Bolt) Settle(ctx context.Context, k Key, owner string, s Settlement, no
 				r.ContentID, r.PublishedHash = 0, ""
 			}
 			if hasMeta {
-				failed()
-				err = errors.Join(o.putMeta(member, m), o.setDue(member, ms(s.Next)))
+				err = errors.Join(failed(), o.putMeta(member, m), o.setDue(member, ms(s.Next)))
 			}
 		case Dead:
 			if !s.Ambiguous {
@@ -638,12 +675,18 @@ func (b *Bolt) Settle(ctx context.Context, k Key, owner string, s Settlement, no
 			}
 			r.State = StateDead
 			if hasMeta {
-				failed()
-				err = errors.Join(o.putMeta(member, m), o.unsetDue(member), o.dead.Put([]byte(member), u64(nowMS)))
+				err = errors.Join(failed(), o.putMeta(member, m), o.unsetDue(member), o.dead.Put([]byte(member), u64(nowMS)))
 			}
 		case Removed:
 			r.PendingHash, r.State = "", StateRemoved
 			err = o.drop(member)
+		case Release:
+			if !s.Ambiguous {
+				r.PendingHash = ""
+			}
+			if _, queued := o.dueAt(member); hasMeta && queued && !s.Next.IsZero() {
+				err = o.setDue(member, ms(s.Next))
+			}
 		}
 		if err != nil {
 			return err
@@ -653,12 +696,40 @@ func (b *Bolt) Settle(ctx context.Context, k Key, owner string, s Settlement, no
 				return err
 			}
 		}
-		if held {
-			return o.claims.Delete([]byte(member))
-		}
-		return nil
+		return o.claims.Delete([]byte(member))
 	})
 	return held, err
+}
+
+// RenewClaim implements [Store.RenewClaim] in one transaction. Like
+// Claim, it runs claim expiry on this process's wall clock.
+func (b *Bolt) RenewClaim(ctx context.Context, k Key, owner string, ttl time.Duration) (Renewal, error) {
+	if err := k.check(); err != nil {
+		return Renewal{}, err
+	}
+	if owner == "" || ttl < time.Millisecond {
+		return Renewal{}, fmt.Errorf("renew claim %s: %w: empty owner or ttl under 1ms", k, ErrInvalid)
+	}
+	member := k.String()
+	var rn Renewal
+	err := b.update(ctx, "renew claim "+member, func(tx *bolt.Tx) error {
+		o := outboxOf(tx)
+		wall := time.Now().UnixMilli()
+		holder, live := claimedBy(o.claims, member, wall)
+		rn.Held = live && holder == owner
+		if rn.Held {
+			if err := o.claims.Put([]byte(member), append(u64(wall+ttl.Milliseconds()), owner...)); err != nil {
+				return err
+			}
+		}
+		f, err := feedOf(tx, k.FeedID, false)
+		if err != nil || f == nil {
+			return err
+		}
+		rn.Record, rn.Known, err = f.record(k.ExternalID)
+		return err
+	})
+	return rn, err
 }
 
 // DeadLetters implements [Store.DeadLetters].
@@ -728,7 +799,7 @@ func (b *Bolt) retryDead(ctx context.Context, id string, now time.Time) (int, er
 			}
 		}
 		for _, member := range members {
-			if err := errors.Join(o.dead.Delete([]byte(member)), o.setDue(member, ms(now))); err != nil {
+			if err := errors.Join(o.dead.Delete([]byte(member)), o.runs.Delete([]byte(member)), o.setDue(member, ms(now))); err != nil {
 				return err
 			}
 			if m, ok, err := o.getMeta(member); err != nil {

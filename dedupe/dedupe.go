@@ -28,7 +28,20 @@
 // The pending mark is set, atomically with the claim, before an item without
 // a content id is POSTed, and cleared when the outcome is known. Finding it
 // set on a later claim means a POST may have reached the service: the
-// publisher then looks the item up by external id before posting again.
+// publisher then looks the item up by external id before posting again. A
+// claim keeps a mark that is already set (with its hash), since the earliest
+// POST that may have landed is the one a look-up must account for.
+//
+// # Claims
+//
+// A claim is held by an owner string for a TTL. Only the holder changes an
+// item's delivery state: [Store.RenewClaim], the check right before a send,
+// extends the claim only for its holder, and [Store.Settle] from anyone else
+// records at most the content id the API gave (see Settle). An owner that
+// may claim the same item twice (after its first claim lapsed) must use a
+// distinct owner string per claim, or it cannot tell the lapsed claim from
+// the new one: package publish adds a sequence number to its process name
+// for every claim call.
 //
 // # Bounded state
 //
@@ -62,6 +75,9 @@
 //	                           items
 //	P q:meta       hash        M -> "attempts|enqueued ms|hash|last status|
 //	                           last error or dead-letter reason"
+//	P q:run        hash        M -> "run|length": the latest attempts that
+//	                           failed the same way (Settlement.Run); absent
+//	                           when the last attempt set none
 //	P claim:M      string      owner, SET NX PX claim TTL: one worker sends
 //	                           an item at a time; a dead worker's claim
 //	                           expires
@@ -76,11 +92,13 @@
 // item, refresh last-seen times, sweep, and when nothing is new or changed
 // store the validators), so a poll with nothing new costs one round trip.
 // [Store.Commit] is one more script when something is new or changed.
-// [Store.Claim] claims a batch of due items in one script and [Store.Settle]
-// records one outcome in one script. The batch interfaces do many in one
-// round trip: [SettleBatcher] the outcomes of deliveries that finished
-// together, [LeaseBatcher] the leases of every feed of a pass (and their
-// renewal), [ValidatorsBatcher] their validators. Scripts build some key
+// [Store.Claim] claims a batch of due items in one script; [Store.RenewClaim]
+// (compare-and-pexpire, and the record) and [Store.Settle] are one run of
+// the settle script each. The batch interfaces do many in one round trip:
+// [ClaimBatcher] the renewals and outcomes of deliveries that reach the store
+// together ([SettleBatcher] outcomes only), [LeaseBatcher] the leases of every
+// feed of a pass (and their renewal), [ValidatorsBatcher] their validators.
+// Scripts build some key
 // names at run time, so Redis Cluster is not supported (a single server or
 // Sentinel is).
 //
@@ -133,9 +151,20 @@ type Store interface {
 	// attempt of an unclaimed entry (zero if none), so the caller knows how
 	// long to sleep.
 	Claim(ctx context.Context, owner string, max int, ttl time.Duration, now time.Time) (claimed []Claimed, next time.Time, err error)
+	// RenewClaim is the check before a send: if owner still holds its
+	// claim on k, it extends the claim to ttl from now and reports held;
+	// either way it returns the item's record as it is now (see
+	// [Renewal]). A claim that is not held must not be acted on: its
+	// item belongs to whoever claims it next.
+	RenewClaim(ctx context.Context, k Key, owner string, ttl time.Duration) (Renewal, error)
 	// Settle records the outcome of a claimed item and releases owner's
-	// claim. held reports whether owner still held the claim; the outcome
-	// is recorded either way, because the API already acted on it.
+	// claim. held reports whether owner still held the claim. An outcome
+	// from an owner that no longer holds the claim (it expired, and
+	// another owner may hold it now) cannot clear or overwrite anything:
+	// only a Delivered outcome leaves a trace, the content id, and only
+	// on a record that has none, because the API did create it. The
+	// pending mark, the state, the outbox entry and any new claim stay as
+	// the current holder left them.
 	Settle(ctx context.Context, k Key, owner string, s Settlement, now time.Time) (held bool, err error)
 
 	// DeadLetters lists the dead letters, oldest first.
@@ -329,6 +358,22 @@ type Claimed struct {
 	// Record is the item's record as it was before the claim; its
 	// PendingHash set means an earlier POST may have reached the service.
 	Record Record
+	// Run and RunLength describe how the latest attempts failed: RunLength
+	// attempts in a row ended with the same [Settlement].Run. Both are
+	// zero when the last attempt set no Run.
+	Run       string
+	RunLength int
+}
+
+// Renewal is what [Store.RenewClaim] found.
+type Renewal struct {
+	// Held is true when the caller still held its claim, now extended.
+	Held bool
+	// Record is the item's record now, and Known whether there is one.
+	// While a claim is held nobody else sets the pending mark, but an
+	// owner whose claim lapsed may have recorded the content id it got.
+	Record Record
+	Known  bool
 }
 
 // SettleKind says how a claimed delivery ended.
@@ -347,9 +392,30 @@ const (
 	Dead
 	// Removed: the content was deleted on the service and is left alone.
 	Removed
-	// Release: give the claim back untouched (shutdown before sending).
+	// Release: give the claim back without sending (a shutdown, or a wait
+	// that would outlast the claim). The attempt count is unchanged; the
+	// entry is due again at Next, or where it was when Next is zero. The
+	// pending mark the claim set is cleared unless Ambiguous: nothing was
+	// sent under this claim.
 	Release
 )
+
+// String names the kind, as logs show it.
+func (k SettleKind) String() string {
+	switch k {
+	case Delivered:
+		return "delivered"
+	case Retry:
+		return "retry"
+	case Dead:
+		return "dead"
+	case Removed:
+		return "removed"
+	case Release:
+		return "release"
+	}
+	return fmt.Sprintf("SettleKind(%d)", int(k))
+}
 
 // Settlement is the outcome handed to [Store.Settle].
 type Settlement struct {
@@ -358,17 +424,25 @@ type Settlement struct {
 	ContentID int64
 	Type      string
 	Hash      string
-	// Retry: when to try again.
+	// Retry: when to try again; Release: when the entry is due again
+	// (zero: unchanged).
 	Next time.Time
 	// Retry and Dead: the API's status (0 for a network error) and why.
 	Status int
 	Reason string
-	// Ambiguous keeps the pending mark (Retry, Dead): the POST may have
-	// reached the service. Otherwise the mark is cleared.
+	// Ambiguous keeps the pending mark (Retry, Dead, Release): the POST
+	// may have reached the service. Otherwise the mark is cleared.
 	Ambiguous bool
 	// ForgetContent drops the content id (Retry), so the next attempt
 	// creates the item again: it was deleted on the service.
 	ForgetContent bool
+	// Run names how a Retry or Dead attempt failed, for failures the
+	// caller bounds by how often they happen in a row (a 409 with nothing
+	// found, say): the store counts the attempts in a row that end with
+	// the same Run and hands the count to the next claim
+	// ([Claimed].RunLength). An empty Run, and any Delivered outcome, end
+	// the run. It must not contain "|" or a newline.
+	Run string
 }
 
 // DeadLetter is an item whose delivery failed permanently.

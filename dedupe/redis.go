@@ -107,7 +107,7 @@ func (r *Redis) Commit(ctx context.Context, feedID string, changes []Change, v *
 	}
 	keys := []string{
 		r.feedKey(feedID, "seen"), r.feedKey(feedID, "rec"), r.feedKey(feedID, "val"),
-		r.qKey("due"), r.qKey("dead"), r.qKey("data"), r.qKey("meta"),
+		r.qKey("due"), r.qKey("dead"), r.qKey("data"), r.qKey("meta"), r.qKey("run"),
 	}
 	codes, err := r.s.commit.Run(ctx, r.c, keys, args...).Text()
 	if err != nil {
@@ -171,7 +171,7 @@ func (r *Redis) Claim(ctx context.Context, owner string, max int, ttl time.Durat
 	if max <= 0 || owner == "" || ttl <= 0 {
 		return nil, time.Time{}, fmt.Errorf("claim: %w: want an owner, max > 0 and ttl > 0", ErrInvalid)
 	}
-	keys := []string{r.qKey("due"), r.qKey("data"), r.qKey("meta")}
+	keys := []string{r.qKey("due"), r.qKey("data"), r.qKey("meta"), r.qKey("run")}
 	res, err := r.s.claim.Run(ctx, r.c, keys, ms(now), max, ttl.Milliseconds(), owner, r.prefix).Slice()
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("redis claim: %w", err)
@@ -183,13 +183,14 @@ func (r *Redis) Claim(ctx context.Context, owner string, max int, ttl time.Durat
 	out := make([]Claimed, 0, len(rows))
 	for _, row := range rows {
 		f, _ := row.([]any)
-		if len(f) != 4 {
+		if len(f) != 5 {
 			return nil, time.Time{}, fmt.Errorf("redis claim: unexpected row %v", row)
 		}
 		member, _ := f[0].(string)
 		data, _ := f[1].(string)
 		meta, _ := f[2].(string)
 		recs, _ := f[3].(string)
+		run, _ := f[4].(string)
 		k, err := ParseKey(member)
 		if err != nil {
 			return nil, time.Time{}, fmt.Errorf("redis claim: %w", err)
@@ -205,6 +206,7 @@ func (r *Redis) Claim(ctx context.Context, owner string, max int, ttl time.Durat
 				return nil, time.Time{}, fmt.Errorf("redis claim %s: %w", k, err)
 			}
 		}
+		c.Run, c.RunLength = parseRun(run)
 		out = append(out, c)
 	}
 	var next time.Time
@@ -220,42 +222,52 @@ func (r *Redis) Claim(ctx context.Context, owner string, max int, ttl time.Durat
 
 // Settle implements [Store.Settle] in one script.
 func (r *Redis) Settle(ctx context.Context, k Key, owner string, s Settlement, now time.Time) (bool, error) {
-	keys, args, err := r.settleArgs(k, owner, s, now)
-	if err != nil {
-		return false, err
-	}
-	held, err := r.s.settle.Run(ctx, r.c, keys, args...).Int()
-	if err != nil {
-		kind, _ := s.kindName()
-		return false, fmt.Errorf("redis settle %s (%s): %w", k, kind, err)
-	}
-	return held == 1, nil
+	res := r.ClaimOps(ctx, []ClaimOp{{Key: k, Owner: owner, Settle: &s}}, now)
+	return res[0].Held, res[0].Err
 }
 
-// settleArgs checks a settlement and builds the settle script's keys and
-// arguments.
-func (r *Redis) settleArgs(k Key, owner string, s Settlement, now time.Time) ([]string, []any, error) {
-	if err := k.check(); err != nil {
-		return nil, nil, err
+// RenewClaim implements [Store.RenewClaim] in one script (the settle
+// script's compare-and-pexpire), so that renewals travel in the same
+// pipeline as the outcomes of other deliveries ([ClaimBatcher]).
+func (r *Redis) RenewClaim(ctx context.Context, k Key, owner string, ttl time.Duration) (Renewal, error) {
+	res := r.ClaimOps(ctx, []ClaimOp{{Key: k, Owner: owner, TTL: ttl}}, time.Now())
+	return res[0].Renewal, res[0].Err
+}
+
+// claimOpArgs checks one op and builds the settle script's keys and
+// arguments; name says what the op is, for errors.
+func (r *Redis) claimOpArgs(op ClaimOp, now time.Time) (keys []string, args []any, name string, err error) {
+	if err := op.Key.check(); err != nil {
+		return nil, nil, "", err
 	}
+	if op.Owner == "" {
+		return nil, nil, "", fmt.Errorf("claim op %s: %w: empty owner", op.Key, ErrInvalid)
+	}
+	keys = []string{r.qKey("due"), r.qKey("dead"), r.qKey("data"), r.qKey("meta"), r.qKey("run")}
+	if op.Settle == nil {
+		if op.TTL < time.Millisecond {
+			return nil, nil, "", fmt.Errorf("renew claim %s: %w: ttl under 1ms", op.Key, ErrInvalid)
+		}
+		args = []any{r.prefix, op.Key.String(), op.Owner, "renew", ms(now), "", "", "", 0, 0, "", "0", "0", op.TTL.Milliseconds(), ""}
+		return keys, args, "renew claim", nil
+	}
+	s := op.Settle
 	kind, err := s.kindName()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
-	if err := checkToken("hash", s.Hash); err != nil {
-		return nil, nil, err
-	}
-	if err := checkToken("type", s.Type); err != nil {
-		return nil, nil, err
+	for _, f := range [...][2]string{{"hash", s.Hash}, {"type", s.Type}, {"run", s.Run}} {
+		if err := checkToken(f[0], f[1]); err != nil {
+			return nil, nil, "", err
+		}
 	}
 	cid := ""
 	if s.ContentID != 0 {
 		cid = strconv.FormatInt(s.ContentID, 10)
 	}
-	keys := []string{r.qKey("due"), r.qKey("dead"), r.qKey("data"), r.qKey("meta")}
-	args := []any{r.prefix, k.String(), owner, kind, ms(now), cid, s.Type, s.Hash, ms(s.Next),
-		s.Status, oneLine(s.Reason), boolArg(s.Ambiguous), boolArg(s.ForgetContent)}
-	return keys, args, nil
+	args = []any{r.prefix, op.Key.String(), op.Owner, kind, ms(now), cid, s.Type, s.Hash, ms(s.Next),
+		s.Status, oneLine(s.Reason), boolArg(s.Ambiguous), boolArg(s.ForgetContent), 0, s.Run}
+	return keys, args, "settle (" + kind + ")", nil
 }
 
 // DeadLetters implements [Store.DeadLetters] in two round trips.
@@ -316,7 +328,7 @@ func (r *Redis) RetryDeadLetters(ctx context.Context, now time.Time) (int, error
 }
 
 func (r *Redis) retryDead(ctx context.Context, id string, now time.Time) (int, error) {
-	keys := []string{r.qKey("due"), r.qKey("dead"), r.qKey("meta")}
+	keys := []string{r.qKey("due"), r.qKey("dead"), r.qKey("meta"), r.qKey("run")}
 	n, err := r.s.retryDead.Run(ctx, r.c, keys, r.prefix, ms(now), id).Int()
 	if err != nil {
 		return 0, fmt.Errorf("redis retry dead letters: %w", err)
@@ -450,6 +462,17 @@ func parseMeta(s string) (meta, error) {
 		return meta{}, fmt.Errorf("malformed outbox meta %q: %w", s, err)
 	}
 	return meta{attempts: a, enqueued: enq, hash: f[2], status: st, reason: f[4]}, nil
+}
+
+// parseRun decodes "run|length"; malformed values count as no run, which
+// only restarts the count.
+func parseRun(s string) (string, int) {
+	run, n, ok := strings.Cut(s, "|")
+	length, err := strconv.Atoi(n)
+	if !ok || err != nil || run == "" || length <= 0 {
+		return "", 0
+	}
+	return run, length
 }
 
 func parseMSField(s string) (time.Time, error) {

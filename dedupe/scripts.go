@@ -92,9 +92,9 @@ end
 return {table.concat(codes), known and 1 or 0, stored, expired}
 `
 
-// commitSrc: KEYS seen, rec, val, q:due, q:dead, q:data, q:meta. ARGV
-// now, feed, store validators ("1"), etag, lm, n, then n tuples (external
-// id, hash, type, action, data). Returns the outcome codes.
+// commitSrc: KEYS seen, rec, val, q:due, q:dead, q:data, q:meta, q:run.
+// ARGV now, feed, store validators ("1"), etag, lm, n, then n tuples
+// (external id, hash, type, action, data). Returns the outcome codes.
 const commitSrc = luaLib + `
 local now, feed, n = ARGV[1], ARGV[2], tonumber(ARGV[6])
 local function enqueue(member, hash, data)
@@ -110,6 +110,7 @@ local function enqueue(member, hash, data)
     m = {a="0", enq=now, h=hash, st="0", why=""}
     redis.call("ZADD", KEYS[4], now, member)
     redis.call("ZREM", KEYS[5], member)
+    redis.call("HDEL", KEYS[8], member)
   end
   redis.call("HSET", KEYS[7], member, menc(m))
 end
@@ -153,8 +154,9 @@ end
 return table.concat(out)
 `
 
-// claimSrc: KEYS q:due, q:data, q:meta. ARGV now, max, ttl ms, owner,
-// prefix. Returns {{member, data, meta, record}...}, next unclaimed score.
+// claimSrc: KEYS q:due, q:data, q:meta, q:run. ARGV now, max, ttl ms,
+// owner, prefix. Returns {{member, data, meta, record, run}...}, next
+// unclaimed score.
 const claimSrc = luaLib + `
 local now, max, ttl, owner, prefix = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5]
 local out = {}
@@ -180,12 +182,14 @@ while #out < max and scanned < 1000 do
           local s = redis.call("HGET", rk, ext)
           if s then
             local r = dec(s)
-            if r.c == "" then
+            -- A mark already set stays, with the hash of the earliest
+            -- POST that may have landed.
+            if r.c == "" and r.pd == "" then
               r.pd = mdec(ms).h
               redis.call("HSET", rk, ext, enc(r))
             end
           end
-          out[#out+1] = {member, data, ms, s or ""}
+          out[#out+1] = {member, data, ms, s or "", redis.call("HGET", KEYS[4], member) or ""}
         end
       end
     end
@@ -202,9 +206,11 @@ end
 return {out, ""}
 `
 
-// settleSrc: KEYS q:due, q:dead, q:data, q:meta. ARGV prefix, member,
-// owner, kind, now, content id, type, hash, next, status, reason,
-// ambiguous, forget. Returns 1 if owner still held the claim.
+// settleSrc: KEYS q:due, q:dead, q:data, q:meta, q:run. ARGV prefix,
+// member, owner, kind, now, content id, type, hash, next, status, reason,
+// ambiguous, forget, claim ttl ms, run. Returns {held, record}: held is 1
+// if owner held the claim; record is the item's record, for kind "renew"
+// only (compare-and-pexpire of the claim before a send).
 const settleSrc = luaLib + `
 local prefix, member, owner, kind, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local feed, ext = member_parts(member)
@@ -212,6 +218,24 @@ local rk = prefix .. "f:" .. feed .. ":rec"
 local ck = prefix .. "claim:" .. member
 local held = redis.call("GET", ck) == owner
 local s = redis.call("HGET", rk, ext)
+if kind == "renew" then
+  if held then redis.call("PEXPIRE", ck, ARGV[14]) end
+  return {held and 1 or 0, s or ""}
+end
+if not held then
+  -- The claim lapsed: whoever holds it now owns the item's state. Only a
+  -- content id the API really gave is kept, on a record without one, so
+  -- that a later send updates it rather than posting again.
+  if kind == "delivered" then
+    local r
+    if s then r = dec(s) else r = {h=ARGV[8], ph="", c="", ty=ARGV[7], fs=now, lp="", pd="", st=""} end
+    if r.c == "" then
+      r.c = ARGV[6]; r.ty = ARGV[7]; r.ph = ARGV[8]; r.lp = now
+      redis.call("HSET", rk, ext, enc(r))
+    end
+  end
+  return {0, ""}
+end
 local r
 if s then r = dec(s) else r = {h=ARGV[8], ph="", c="", ty=ARGV[7], fs=now, lp="", pd="", st=""} end
 local ms = redis.call("HGET", KEYS[4], member)
@@ -222,15 +246,29 @@ local function drop()
   redis.call("ZREM", KEYS[2], member)
   redis.call("HDEL", KEYS[3], member)
   redis.call("HDEL", KEYS[4], member)
+  redis.call("HDEL", KEYS[5], member)
 end
 local function failed()
   m.a = string.format("%d", tonumber(m.a) + 1)
   m.st = ARGV[10]; m.why = ARGV[11]
+  local run = ARGV[15]
+  if run == "" then
+    redis.call("HDEL", KEYS[5], member)
+  else
+    local n = 1
+    local cur = redis.call("HGET", KEYS[5], member)
+    if cur then
+      local t = split(cur, 2)
+      if t[1] == run then n = (tonumber(t[2]) or 0) + 1 end
+    end
+    redis.call("HSET", KEYS[5], member, run .. "|" .. string.format("%d", n))
+  end
 end
 local write = s ~= false and s ~= nil
 if kind == "delivered" then
   r.c = ARGV[6]; r.ty = ARGV[7]; r.ph = ARGV[8]; r.lp = now; r.pd = ""; r.st = ""
   write = true
+  redis.call("HDEL", KEYS[5], member)
   if m then
     if m.h == ARGV[8] then
       drop()
@@ -262,14 +300,19 @@ elseif kind == "dead" then
 elseif kind == "removed" then
   r.pd = ""; r.st = "r"
   drop()
+elseif kind == "release" then
+  if ARGV[12] ~= "1" then r.pd = "" end
+  if m and ARGV[9] ~= "0" and redis.call("ZSCORE", KEYS[1], member) then
+    redis.call("ZADD", KEYS[1], ARGV[9], member)
+  end
 end
 if write then redis.call("HSET", rk, ext, enc(r)) end
-if held then redis.call("DEL", ck) end
-return held and 1 or 0
+redis.call("DEL", ck)
+return {1, ""}
 `
 
-// retryDeadSrc: KEYS q:due, q:dead, q:meta. ARGV prefix, now, member
-// ("" for all). Returns how many were queued again.
+// retryDeadSrc: KEYS q:due, q:dead, q:meta, q:run. ARGV prefix, now,
+// member ("" for all). Returns how many were queued again.
 const retryDeadSrc = luaLib + `
 local prefix, now, one = ARGV[1], ARGV[2], ARGV[3]
 local members
@@ -283,6 +326,7 @@ end
 for _, member in ipairs(members) do
   redis.call("ZREM", KEYS[2], member)
   redis.call("ZADD", KEYS[1], now, member)
+  redis.call("HDEL", KEYS[4], member)
   local ms = redis.call("HGET", KEYS[3], member)
   if ms then
     local m = mdec(ms)

@@ -57,6 +57,11 @@ func testContract(t *testing.T, open opener) {
 		{"Leases", testLeases},
 		{"Invalid", testInvalid},
 		{"ConcurrentClaims", testConcurrentClaims},
+		{"NonHolderSettle", testNonHolderSettle},
+		{"LapsedClaimSettle", testLapsedClaimSettle},
+		{"RenewClaim", testRenewClaim},
+		{"ReleaseAndPending", testReleaseAndPending},
+		{"Runs", testRuns},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

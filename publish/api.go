@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/feedworker/feedworker/acs"
 	"github.com/feedworker/feedworker/transform"
@@ -41,20 +42,59 @@ type Category struct {
 	Name string
 }
 
+// ErrUnverifiable reports a look-up by external id that could not finish:
+// the service does not filter on external_id, and its content is too large
+// to read through within the page budget ([WithScanPages]) or half the
+// attempt's time. Whether the item exists is unknown, so it must not be
+// posted blind; the publisher retries, and after Options.MaxUnresolved
+// attempts in a row dead-letters the item for an operator.
+var ErrUnverifiable = errors.New("cannot verify whether it exists: external_id not searchable and content too large to scan")
+
+// DefaultScanPages is how many pages of 100 a look-up reads at most when
+// the service does not filter on external_id.
+const DefaultScanPages = 50
+
+// scanPageSize is the page size of the look-up scan: the spec's default,
+// which every server serves (the spec gives no maximum).
+const scanPageSize = acs.DefaultPageSize
+
 // ACS is the [API] over an *acs.Client. It turns a payload into the create
 // or update request of its type, dropping the fields the type lacks (an
 // Event has no publish date, a Story no external URL, a Need sends its
-// quantity and date only on create and its URL only on update).
+// quantity and date only on create and its URL only on update). An update
+// sends every text and list field its type has, empty ones included, so
+// that the service ends up as the source is (see the builders in
+// convert.go).
 type ACS struct {
-	c *acs.Client
+	c         *acs.Client
+	scanPages int
 	// scanOnly is set once the service refused an external_id filter.
 	scanOnly atomic.Bool
 }
 
 var _ API = (*ACS)(nil)
 
+// ACSOption configures [NewACS].
+type ACSOption func(*ACS)
+
+// WithScanPages bounds the pages of 100 items one look-up reads when the
+// service does not filter on external_id (default [DefaultScanPages]).
+func WithScanPages(n int) ACSOption {
+	return func(a *ACS) {
+		if n > 0 {
+			a.scanPages = n
+		}
+	}
+}
+
 // NewACS returns the API over c.
-func NewACS(c *acs.Client) *ACS { return &ACS{c: c} }
+func NewACS(c *acs.Client, opts ...ACSOption) *ACS {
+	a := &ACS{c: c, scanPages: DefaultScanPages}
+	for _, o := range opts {
+		o(a)
+	}
+	return a
+}
 
 // Create implements [API.Create].
 func (a *ACS) Create(ctx context.Context, p *transform.Payload) (int64, error) {
@@ -129,11 +169,14 @@ func (a *ACS) Update(ctx context.Context, id int64, p *transform.Payload) error 
 //
 // The spec does not say external_id is searchable. When the service
 // refuses the filter (400), or ignores it (the page holds other items and
-// not this one), Find reads every page instead: slow, but only ambiguous
-// failures get here, and guessing "not there" would post a duplicate.
+// not this one), Find reads the pages instead: slow, but only ambiguous
+// failures get here, and guessing "not there" would post a duplicate. The
+// scan is bounded, by the page budget ([WithScanPages]) and by half of the
+// time ctx leaves (the other half is the POST's); when it cannot finish,
+// Find returns an error matching [ErrUnverifiable].
 func (a *ACS) Find(ctx context.Context, externalID string) (Found, error) {
 	if !a.scanOnly.Load() {
-		items, _, err := a.c.Content.List(ctx, &acs.ListOptions{PageSize: 100, Filter: acs.Filter{}.Eq("external_id", externalID)})
+		items, _, err := a.c.Content.List(ctx, &acs.ListOptions{PageSize: scanPageSize, Filter: acs.Filter{}.Eq("external_id", externalID)})
 		switch {
 		case err == nil:
 			if f, others := oldest(items, externalID); f.ID != 0 || !others {
@@ -145,10 +188,29 @@ func (a *ACS) Find(ctx context.Context, externalID string) (Found, error) {
 			return Found{}, err
 		}
 	}
+	return a.scan(ctx, externalID)
+}
+
+// scan reads the content pages for externalID within its budgets.
+func (a *ACS) scan(ctx context.Context, externalID string) (Found, error) {
+	scanCtx := ctx
+	if deadline, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		scanCtx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(deadline)/2))
+		defer cancel()
+	}
+	budget := a.scanPages * scanPageSize
+	read := 0
 	var all []*acs.Content
-	for it, err := range a.c.Content.All(ctx, &acs.ListOptions{PageSize: 100}) {
+	for it, err := range a.c.Content.All(scanCtx, &acs.ListOptions{PageSize: scanPageSize}) {
 		if err != nil {
+			if ctx.Err() == nil && scanCtx.Err() != nil {
+				return Found{}, fmt.Errorf("find %q: %w (out of time after %d items)", externalID, ErrUnverifiable, read)
+			}
 			return Found{}, err
+		}
+		if read++; read > budget {
+			return Found{}, fmt.Errorf("find %q: %w (more than %d pages of %d)", externalID, ErrUnverifiable, a.scanPages, scanPageSize)
 		}
 		if it != nil && it.ExternalID != nil && *it.ExternalID == externalID {
 			all = append(all, it)
@@ -178,10 +240,13 @@ func oldest(items []*acs.Content, externalID string) (Found, bool) {
 	return Found{ID: best.ID, Type: best.Type}, others
 }
 
-// Categories implements [API.Categories], walking every page.
+// Categories implements [API.Categories], walking every page. Pages are
+// the spec's default size: a server that silently serves fewer than asked
+// would otherwise look finished after its first page, and every name past
+// it would be created again.
 func (a *ACS) Categories(ctx context.Context) ([]Category, error) {
 	var out []Category
-	for c, err := range a.c.Categories.All(ctx, &acs.ListOptions{PageSize: 500}) {
+	for c, err := range a.c.Categories.All(ctx, &acs.ListOptions{PageSize: acs.DefaultPageSize}) {
 		if err != nil {
 			return nil, err
 		}

@@ -1,11 +1,15 @@
 package publish_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/feedworker/feedworker/acs"
 	"github.com/feedworker/feedworker/publish"
@@ -119,4 +123,106 @@ func TestFindWhenTheFilterIsRefusedOrIgnored(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCategoriesFromAServerThatCapsPageSize: a server that serves at most
+// 100 categories a page, whatever page_size asks, and reports no paging,
+// holds 250. All of them must be seen, or every miss past the first page
+// creates a duplicate category.
+func TestCategoriesFromAServerThatCapsPageSize(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v3/category" {
+			http.NotFound(w, r)
+			return
+		}
+		p, size := 1, 100
+		fmt.Sscan(r.URL.Query().Get("page"), &p)
+		fmt.Sscan(r.URL.Query().Get("page_size"), &size)
+		size = min(size, 100)
+		var items []string
+		for id := (p-1)*size + 1; id <= min(p*size, 250); id++ {
+			items = append(items, fmt.Sprintf(`{"id":%d,"description":"cat %d"}`, id, id))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `[%s]`, strings.Join(items, ","))
+	}))
+	defer srv.Close()
+	client, err := acs.NewClient(srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cats, err := publish.NewACS(client).Categories(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cats) != 250 || cats[249].Name != "cat 250" {
+		t.Errorf("got %d categories; want all 250", len(cats))
+	}
+}
+
+// bigContentServer serves n content items in pages, never filtering (it
+// ignores filters_json), after delay per request.
+func bigContentServer(t *testing.T, n int, delay time.Duration) (*httptest.Server, *atomic.Int32) {
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		time.Sleep(delay)
+		p, size := 1, 100
+		fmt.Sscan(r.URL.Query().Get("page"), &p)
+		fmt.Sscan(r.URL.Query().Get("page_size"), &size)
+		var items []string
+		for id := (p-1)*size + 1; id <= min(p*size, n); id++ {
+			items = append(items, fmt.Sprintf(`{"id":%d,"external_id":"item-%d"}`, id, id))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"data":[%s]}`, strings.Join(items, ","))
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &requests
+}
+
+// TestFindScanIsBounded: when external_id cannot be filtered on, the scan
+// stops at its page budget, or at half the time the caller has, and says
+// it could not tell (ErrUnverifiable) rather than "not there".
+func TestFindScanIsBounded(t *testing.T) {
+	t.Parallel()
+	t.Run("page budget", func(t *testing.T) {
+		t.Parallel()
+		srv, requests := bigContentServer(t, 6000, 0)
+		client, err := acs.NewClient(srv.URL, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := publish.NewACS(client).Find(t.Context(), "absent")
+		if !errors.Is(err, publish.ErrUnverifiable) {
+			t.Errorf("Find in 60 pages = %+v, %v; want ErrUnverifiable", f, err)
+		}
+		if n := requests.Load(); n > publish.DefaultScanPages+2 {
+			t.Errorf("%d requests; want at most %d (the filter try, the budget, one more)", n, publish.DefaultScanPages+2)
+		}
+		// Within the budget the scan still answers.
+		api := publish.NewACS(client, publish.WithScanPages(60))
+		if f, err := api.Find(t.Context(), "item-5999"); err != nil || f.ID != 5999 {
+			t.Errorf("Find within the budget = %+v, %v; want id 5999", f, err)
+		}
+	})
+	t.Run("time budget", func(t *testing.T) {
+		t.Parallel()
+		srv, _ := bigContentServer(t, 100000, 20*time.Millisecond)
+		client, err := acs.NewClient(srv.URL, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 600*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		_, err = publish.NewACS(client, publish.WithScanPages(1000)).Find(ctx, "absent")
+		if !errors.Is(err, publish.ErrUnverifiable) || ctx.Err() != nil {
+			t.Errorf("Find = %v (context %v); want ErrUnverifiable with time left for the POST", err, ctx.Err())
+		}
+		if took := time.Since(start); took > 450*time.Millisecond {
+			t.Errorf("Find took %v of the 600ms; want about half", took)
+		}
+	})
 }

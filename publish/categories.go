@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -25,7 +24,10 @@ var errBusy = errors.New("category being created by another worker")
 type categories struct {
 	p *Publisher
 
-	mu     sync.Mutex // serializes resolution, so one process creates a name once
+	// sem serializes resolution, so one process creates a name once; a
+	// channel rather than a mutex so that waiting for it ends with the
+	// send's context: a claimed item must not queue here past its claim.
+	sem    chan struct{}
 	byName map[string]int64
 	loaded time.Time
 }
@@ -52,8 +54,12 @@ func (c *categories) reload(ctx context.Context) error {
 // is set, and otherwise dropped with a warning. An error means the item
 // should be retried later.
 func (c *categories) resolve(ctx context.Context, log *slog.Logger, names []string, create bool) ([]int64, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	select {
+	case c.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("resolve categories: %w: %w", errNotSent, ctx.Err())
+	}
+	defer func() { <-c.sem }()
 	var ids []int64
 	var missing []string
 	lookup := func() {

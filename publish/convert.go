@@ -11,8 +11,27 @@ import (
 // The builders below turn a resolved payload (category names already ids,
 // publish date filled) into each type's request. Each sets exactly the
 // fields its request type has; the compiler keeps a type from sending a
-// field it lacks. Zero values are "not set" and stay nil, so an update
-// leaves a field the item does not have as it is on the service.
+// field it lacks.
+//
+// A create stays minimal: zero values are "not set" and stay nil.
+//
+// An update must leave the service as the source is now, so a field the
+// source dropped (an image, a summary, its categories) is emptied there:
+// every text field the type has is sent, "" when empty, and every list,
+// [] when empty (acs sends a non-nil empty slice as []). Three kinds of
+// field are still left out when unset, and so keep their value on the
+// service:
+//   - the title, which the service requires: "" would be refused and the
+//     item dead-lettered, where keeping the last title is harmless;
+//   - timestamps (publish, expiration, priority, event and need dates):
+//     acs.Timestamp has no empty form, and the request types cannot send
+//     null;
+//   - booleans and refs (private, evergreen, author, priority, status,
+//     time zone...): the spec gives them no null and no default, and a
+//     false or an id of our own choosing would change how the service
+//     treats the item (who sees it, whether it is featured) on a guess.
+//     A feed whose mapping stops setting one leaves it as it was; to
+//     change it, the mapping sets the new value.
 
 func str(s string) *string {
 	if s == "" {
@@ -20,6 +39,9 @@ func str(s string) *string {
 	}
 	return &s
 }
+
+// text is a string to send on an update, "" included.
+func text(s string) *string { return &s }
 
 func when(t time.Time) *acs.Timestamp {
 	if t.IsZero() {
@@ -47,6 +69,27 @@ func refs(ids []int64) []acs.Ref {
 	return out
 }
 
+// refList is a list to send on an update: [] when empty, never nil.
+func refList(ids []int64) []acs.Ref {
+	if out := refs(ids); out != nil {
+		return out
+	}
+	return []acs.Ref{}
+}
+
+// updateTexts are the fields every content update sends even when empty.
+type updateTexts struct {
+	summary, body, moreButtonText, imageURL *string
+	categories, segments                    []acs.Ref
+}
+
+func textsOf(p *transform.Payload) updateTexts {
+	return updateTexts{
+		summary: text(p.Summary), body: text(p.Body), moreButtonText: text(p.MoreButtonText), imageURL: text(p.ImageURL),
+		categories: refList(p.CategoryIDs), segments: refList(p.Segments),
+	}
+}
+
 func storyCreate(p *transform.Payload) *acs.StoryCreate {
 	return &acs.StoryCreate{
 		Author: ref(p.AuthorID), Title: str(p.Title), Summary: str(p.Summary), Body: str(p.Body),
@@ -60,12 +103,12 @@ func storyCreate(p *transform.Payload) *acs.StoryCreate {
 }
 
 func storyUpdate(p *transform.Payload) *acs.StoryUpdate {
-	c := storyCreate(p)
+	c, u := storyCreate(p), textsOf(p)
 	return &acs.StoryUpdate{
-		Author: c.Author, Title: c.Title, Summary: c.Summary, Body: c.Body, MoreButtonText: c.MoreButtonText,
-		ImageURL: c.ImageURL, Categories: c.Categories, ExternalID: c.ExternalID, Priority: c.Priority,
+		Author: c.Author, Title: c.Title, Summary: u.summary, Body: u.body, MoreButtonText: u.moreButtonText,
+		ImageURL: u.imageURL, Categories: u.categories, ExternalID: c.ExternalID, Priority: c.Priority,
 		PriorityUntilDateUTC: c.PriorityUntilDateUTC, PublishDateUTC: c.PublishDateUTC,
-		ExpirationDateUTC: c.ExpirationDateUTC, Private: c.Private, Segments: c.Segments,
+		ExpirationDateUTC: c.ExpirationDateUTC, Private: c.Private, Segments: u.segments,
 		ExclusiveToSegment: c.ExclusiveToSegment, AvailableInPartner: c.AvailableInPartner,
 		EnableComments: c.EnableComments, EnableLinkTracking: c.EnableLinkTracking, Status: c.Status,
 		Evergreen: c.Evergreen,
@@ -86,15 +129,15 @@ func linkCreate(p *transform.Payload) *acs.LinkCreate {
 }
 
 func linkUpdate(p *transform.Payload) *acs.LinkUpdate {
-	c := linkCreate(p)
+	c, u := linkCreate(p), textsOf(p)
 	return &acs.LinkUpdate{
-		Author: c.Author, Title: c.Title, Summary: c.Summary, Body: c.Body, MoreButtonText: c.MoreButtonText,
-		ImageURL: c.ImageURL, Categories: c.Categories, ExternalID: c.ExternalID, Priority: c.Priority,
+		Author: c.Author, Title: c.Title, Summary: u.summary, Body: u.body, MoreButtonText: u.moreButtonText,
+		ImageURL: u.imageURL, Categories: u.categories, ExternalID: c.ExternalID, Priority: c.Priority,
 		PriorityUntilDateUTC: c.PriorityUntilDateUTC, PublishDateUTC: c.PublishDateUTC,
-		ExpirationDateUTC: c.ExpirationDateUTC, Private: c.Private, Segments: c.Segments,
+		ExpirationDateUTC: c.ExpirationDateUTC, Private: c.Private, Segments: u.segments,
 		ExclusiveToSegment: c.ExclusiveToSegment, AvailableInPartner: c.AvailableInPartner,
 		EnableComments: c.EnableComments, EnableLinkTracking: c.EnableLinkTracking, Status: c.Status,
-		Evergreen: c.Evergreen, ExternalURL: c.ExternalURL,
+		Evergreen: c.Evergreen, ExternalURL: text(p.ExternalURL),
 	}
 }
 
@@ -118,18 +161,22 @@ func eventCreate(p *transform.Payload) *acs.EventCreate {
 }
 
 func eventUpdate(p *transform.Payload) *acs.EventUpdate {
-	c := eventCreate(p)
+	c, u := eventCreate(p), textsOf(p)
+	e := p.Event
+	if e == nil {
+		e = &transform.Event{}
+	}
 	return &acs.EventUpdate{
-		Author: c.Author, Title: c.Title, Summary: c.Summary, Body: c.Body, MoreButtonText: c.MoreButtonText,
-		ImageURL: c.ImageURL, Categories: c.Categories, ExternalID: c.ExternalID, Priority: c.Priority,
-		PriorityUntilDateUTC: c.PriorityUntilDateUTC, Private: c.Private, Segments: c.Segments,
+		Author: c.Author, Title: c.Title, Summary: u.summary, Body: u.body, MoreButtonText: u.moreButtonText,
+		ImageURL: u.imageURL, Categories: u.categories, ExternalID: c.ExternalID, Priority: c.Priority,
+		PriorityUntilDateUTC: c.PriorityUntilDateUTC, Private: c.Private, Segments: u.segments,
 		ExclusiveToSegment: c.ExclusiveToSegment, AvailableInPartner: c.AvailableInPartner,
 		EnableComments: c.EnableComments, EnableLinkTracking: c.EnableLinkTracking, Status: c.Status,
-		ExternalURL: c.ExternalURL, EventLocation: c.EventLocation, EventStreetAddress: c.EventStreetAddress,
-		EventCity: c.EventCity, EventPostalCode: c.EventPostalCode, EventRegion: c.EventRegion,
-		EventCountry: c.EventCountry, EventAllDay: c.EventAllDay, EventStartDateTimeUTC: c.EventStartDateTimeUTC,
+		ExternalURL: text(p.ExternalURL), EventLocation: text(e.Location), EventStreetAddress: text(e.StreetAddress),
+		EventCity: text(e.City), EventPostalCode: text(e.PostalCode), EventRegion: text(e.Region),
+		EventCountry: text(e.Country), EventAllDay: c.EventAllDay, EventStartDateTimeUTC: c.EventStartDateTimeUTC,
 		EventEndDateTimeUTC: c.EventEndDateTimeUTC, EventTimeZone: c.EventTimeZone,
-		EventRegistrationURL: c.EventRegistrationURL,
+		EventRegistrationURL: text(e.RegistrationURL),
 	}
 }
 
@@ -156,12 +203,13 @@ func needCreate(p *transform.Payload) *acs.NeedCreate {
 }
 
 func needUpdate(p *transform.Payload) *acs.NeedUpdate {
+	u := textsOf(p)
 	return &acs.NeedUpdate{
-		Author: ref(p.AuthorID), Title: str(p.Title), Summary: str(p.Summary), Body: str(p.Body),
-		MoreButtonText: str(p.MoreButtonText), ImageURL: str(p.ImageURL), Categories: refs(p.CategoryIDs),
+		Author: ref(p.AuthorID), Title: str(p.Title), Summary: u.summary, Body: u.body,
+		MoreButtonText: u.moreButtonText, ImageURL: u.imageURL, Categories: u.categories,
 		ExternalID: str(p.ExternalID), Priority: ref(p.PriorityID), PriorityUntilDateUTC: when(p.PriorityUntil),
-		Private: p.Private, Segments: refs(p.Segments), ExclusiveToSegment: p.ExclusiveToSegment,
+		Private: p.Private, Segments: u.segments, ExclusiveToSegment: p.ExclusiveToSegment,
 		AvailableInPartner: p.AvailableInPartner, EnableComments: p.EnableComments,
-		EnableLinkTracking: p.EnableLinkTracking, Status: ref(p.StatusID), ExternalURL: str(p.ExternalURL),
+		EnableLinkTracking: p.EnableLinkTracking, Status: ref(p.StatusID), ExternalURL: text(p.ExternalURL),
 	}
 }

@@ -27,21 +27,43 @@
 // # Run: claim, send, record
 //
 // [Publisher.Run] runs Workers deliveries at a time, claiming due entries a
-// batch at a time (one batch sent while the next waits) and recording the
-// outcomes of deliveries that finish together in one store round trip
-// when the store can ([dedupe.SettleBatcher]); each outcome is still its
-// own atomic step. Each outbox entry is delivered by one worker of one
-// process at a time:
+// batch at a time (one batch sent while the next waits) and applying the
+// store operations of deliveries that reach the store together (claim
+// checks and outcomes) in one round trip when the store can
+// ([dedupe.ClaimBatcher]); each is still its own atomic step. Each outbox
+// entry is delivered by one worker of one process at a time:
 //
 //  1. claim: the store claims due entries (SET NX with ClaimTTL on Redis)
 //     and, for items without a content id, sets the pending mark in the
-//     same step, before any request;
-//  2. send: POST /v3/{type} for an item without a content id, PUT
-//     /v3/{type}/{id} for one with;
-//  3. record: the content id and the hash the service now has; the pending
+//     same step, before any request. Every claim call has an owner of its
+//     own (the process's Owner and a sequence number), so a process never
+//     mistakes a claim that lapsed for the one it took again since;
+//  2. check: right before the send, the claim must still be held; the
+//     check extends it by a whole ClaimTTL (compare-and-pexpire) and reads
+//     the record again. A claim no longer held means another worker owns
+//     the item: it is dropped unsent. A pending mark the claim did not set
+//     itself (set by anyone before it) leads to the look-up below; a
+//     content id recorded meanwhile (by a worker whose claim lapsed after
+//     its POST) turns the POST into a PUT. A check made less than a moment
+//     ago (250ms, or ClaimTTL/8 if shorter) stands for this one: the claim
+//     itself, or a check that rode the round trip recording the sender's
+//     previous outcome. So an item sent at once costs no extra round trip,
+//     and one that waited is checked;
+//  3. send: POST /v3/{type} for an item without a content id, PUT
+//     /v3/{type}/{id} for one with. The send runs under SendTimeout, at
+//     most half of ClaimTTL, so the checked claim outlasts it;
+//  4. record: the content id and the hash the service now has; the pending
 //     mark, the claim and the outbox entry are cleared in one step. If the
 //     feed changed while the item was in flight, the entry stays, due at
-//     once, as an update.
+//     once, as an update. An outcome recorded after the claim lapsed keeps
+//     only a content id the API gave; the rest belongs to the claim's new
+//     holder.
+//
+// Between claim and check an item never waits more than half of ClaimTTL:
+// one that waited that long for a sender, or that would wait longer for
+// the API's Retry-After, is given back (due again when the Retry-After
+// ends) rather than held while its claim runs out. Category resolution,
+// the other wait before a send, runs under the send's timeout.
 //
 // An ambiguous failure (timeout, broken connection, a 5xx or 409 answer to
 // a POST) keeps the pending mark. A pending mark found when an item is
@@ -60,7 +82,11 @@
 //     survives restarts and is delivered even if its feed answers 304
 //     forever after.
 //   - A Retry-After (429, or any answer carrying one) holds back every API
-//     call of the process until it has passed, not just the one item.
+//     call of the process until it has passed, not just the one item: for
+//     at most MaxBackoff, or a minute if that is longer (an absurd
+//     Retry-After must not stop delivery; an ordinary one is honoured
+//     even with a short MaxBackoff). The item itself is due again after
+//     the Retry-After, capped at MaxBackoff.
 //   - 401 is retried rather than dead-lettered: it is the credentials that
 //     are wrong, not the item.
 //   - Other 4xx answers (400, 403, 404 on create, 422) and requests the
@@ -68,7 +94,17 @@
 //     letters with the API's reason ([Publisher.DeadLetters],
 //     [Publisher.RetryDeadLetter], [Publisher.RetryDeadLetters]). A dead
 //     item whose source changes is queued again by the next poll: the
-//     change may fix what the API rejected.
+//     change may fix what the API rejected. (A 403 to a request sent with
+//     a reused token is first taken for an expired token by the acs
+//     client, which fetches a new one and sends the request once more.)
+//   - Two ambiguous failures are retried only so often: a 409 (to a POST,
+//     the item may exist, so it is looked up before the next POST) and a
+//     look-up that cannot tell whether the item exists ([ErrUnverifiable]:
+//     external_id not searchable and too much content to read through).
+//     After MaxUnresolved attempts in a row end the same such way, the item
+//     goes to the dead letters with the reason, for an operator to decide,
+//     its pending mark kept. An item that cannot be looked up is never
+//     posted blind.
 //   - 404 on an update means the content was deleted on the service. With
 //     FeedOptions.RecreateDeleted the item is posted again; otherwise it is
 //     recorded as removed and left alone for good, edits included, since
@@ -88,8 +124,10 @@
 //
 // # Categories
 //
-// Category names are resolved to ids through GET /v3/category, cached and
-// fetched again on a miss (at most once per CategoryTTL). Unknown names are
+// Category names are resolved to ids through GET /v3/category (pages of
+// 100, the spec's default, since a server may serve fewer than asked
+// without saying so), cached and fetched again on a miss (at most once per
+// CategoryTTL). Unknown names are
 // created when FeedOptions.CreateCategories is set (under a store lease, so
 // two workers do not create the same name) and otherwise dropped with a
 // warning. Resolution happens at send time, in whichever process sends.
@@ -101,6 +139,17 @@
 // transform.Payload.ForSend). An update goes to the type the content was
 // created with; fields that type lacks are dropped.
 //
+// # Updates
+//
+// A PUT keeps the service in step with the source: every text field the
+// type has is sent, "" when the source has none, and every list (categories,
+// segments), [] when empty, so what the source dropped is dropped on the
+// service. A create stays minimal. Left out when unset, and so kept as they
+// are on the service, are the title (required by the service), timestamps
+// (they have no empty form in the client) and booleans and refs (the spec
+// gives them no null or default, and a value of our choosing would change
+// who sees the item); see convert.go.
+//
 // # Metrics
 //
 // feedworker_items_total{feed,outcome} (new, duplicate, updated, seen, and
@@ -108,7 +157,8 @@
 // filtered and its own failed),
 // feedworker_publish_requests_total{type,outcome} (created, updated,
 // recovered, retry, dead_letter, removed),
-// feedworker_store_operation_duration_seconds{op},
+// feedworker_store_operation_duration_seconds{op} (op renew_claim is the
+// check before a send that needed its own round trip),
 // feedworker_store_errors_total{op}, feedworker_outbox_depth and
 // feedworker_dead_letters.
 package publish

@@ -36,6 +36,10 @@ type env struct {
 	store dedupe.Store
 	rt    *dedupe.RoundTripCounter // nil on bbolt
 	log   *reqLog
+	// redis and prefix are the store's client and key prefix (nil and ""
+	// on bbolt), for tests that play another worker or a Redis fault.
+	redis  *redis.Client
+	prefix string
 }
 
 // reqLog records every /v3 request with its start and end times, for the
@@ -116,12 +120,20 @@ func (k storeKind) String() string { return [...]string{"redis", "bolt"}[k] }
 
 func newEnv(t testing.TB, kind storeKind, faults sandbox.Faults) *env {
 	t.Helper()
+	return newEnvWith(t, kind, faults, nil)
+}
+
+// newEnvWith is newEnv with mw (when not nil) in front of the sandbox, to
+// play a server that differs from it (refuses a filter, answers 409).
+func newEnvWith(t testing.TB, kind storeKind, faults sandbox.Faults, mw func(http.Handler) http.Handler) *env {
+	t.Helper()
 	e := &env{t: t, log: &reqLog{}}
 	switch kind {
 	case onRedis:
 		c, prefix := dedupetest.Redis(t)
 		e.rt = &dedupe.RoundTripCounter{}
 		c.AddHook(e.rt)
+		e.redis, e.prefix = c, prefix
 		e.store = dedupe.NewRedis(c, dedupe.RedisOptions{Prefix: prefix})
 	case onBolt:
 		s, err := dedupe.OpenBolt(filepath.Join(t.TempDir(), "store.db"), dedupe.BoltOptions{})
@@ -131,18 +143,27 @@ func newEnv(t testing.TB, kind storeKind, faults sandbox.Faults) *env {
 		t.Cleanup(func() { s.Close() })
 		e.store = s
 	}
-	e.startSandbox(faults)
+	e.startSandboxWith(faults, mw)
 	return e
 }
 
 func (e *env) startSandbox(faults sandbox.Faults) {
+	e.t.Helper()
+	e.startSandboxWith(faults, nil)
+}
+
+func (e *env) startSandboxWith(faults sandbox.Faults, mw func(http.Handler) http.Handler) {
 	e.t.Helper()
 	sb, err := sandbox.New(sandbox.Options{Faults: faults})
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	e.sb = sb
-	e.srv = httptest.NewServer(e.log.wrap(sb))
+	var h http.Handler = sb
+	if mw != nil {
+		h = mw(sb)
+	}
+	e.srv = httptest.NewServer(e.log.wrap(h))
 	e.t.Cleanup(e.srv.Close)
 	creds := acs.ClientCredentials{TokenURL: acs.TokenURL(e.srv.URL), ClientID: sandbox.DefaultClientID, ClientSecret: sandbox.DefaultClientSecret}
 	// Short client-side retries: the publisher owns the real retry policy.

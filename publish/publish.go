@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -32,6 +33,7 @@ const (
 	DefaultPollInterval  = time.Second
 	DefaultStatsInterval = 15 * time.Second
 	DefaultCategoryTTL   = time.Minute
+	DefaultMaxUnresolved = 5
 )
 
 // ErrNotFound is returned by RetryDeadLetter for an id with no dead letter.
@@ -60,9 +62,17 @@ type Options struct {
 	ShutdownGrace time.Duration
 	// BaseBackoff and MaxBackoff bound the retry delay of one item
 	// (defaults 1s and 1h): BaseBackoff doubles per attempt, with jitter,
-	// up to MaxBackoff.
+	// up to MaxBackoff. An item also waits no longer than MaxBackoff for
+	// a Retry-After; the whole process honours one for up to MaxBackoff,
+	// or a minute if that is longer.
 	BaseBackoff time.Duration
 	MaxBackoff  time.Duration
+	// MaxUnresolved is how many attempts in a row may end the same
+	// unresolved way before the item goes to the dead letters for an
+	// operator to decide (default 5): a 409 answer with nothing found by
+	// external_id, or a look-up that cannot tell whether the item exists
+	// ([ErrUnverifiable]).
+	MaxUnresolved int
 	// PollInterval is how often an idle Run looks for items queued by
 	// other processes (default 1s); items accepted by this process wake
 	// it at once.
@@ -74,7 +84,8 @@ type Options struct {
 	// triggered by unknown names (default 1m).
 	CategoryTTL time.Duration
 	// Owner names this process in claims and leases (default host, pid and
-	// a random suffix).
+	// a random suffix). Each claim call adds a sequence number to it, so
+	// that no two claims share an owner.
 	Owner string
 }
 
@@ -130,6 +141,8 @@ type Publisher struct {
 	cats   *categories
 	gate   gate
 	wakeCh chan struct{}
+	// claimSeq numbers claim calls, to make each claim's owner unique.
+	claimSeq atomic.Uint64
 
 	statsMu   sync.Mutex
 	lastStats time.Time
@@ -150,6 +163,7 @@ func New(o Options) (*Publisher, error) {
 	o.PollInterval = cmp.Or(max(o.PollInterval, 0), DefaultPollInterval)
 	o.StatsInterval = cmp.Or(max(o.StatsInterval, 0), DefaultStatsInterval)
 	o.CategoryTTL = cmp.Or(max(o.CategoryTTL, 0), DefaultCategoryTTL)
+	o.MaxUnresolved = cmp.Or(max(o.MaxUnresolved, 0), DefaultMaxUnresolved)
 	if o.Owner == "" {
 		o.Owner = defaultOwner()
 	}
@@ -158,8 +172,8 @@ func New(o Options) (*Publisher, error) {
 		return nil, fmt.Errorf("new publisher: %w", err)
 	}
 	p := &Publisher{store: o.Store, log: o.Logger, m: m, o: o, wakeCh: make(chan struct{}, 1)}
-	p.api = gated{api: o.API, g: &p.gate}
-	p.cats = &categories{p: p}
+	p.api = gated{api: o.API, g: &p.gate, max: max(o.MaxBackoff, minRetryAfterCap)}
+	p.cats = &categories{p: p, sem: make(chan struct{}, 1)}
 	return p, nil
 }
 
