@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -212,4 +213,21 @@ func needUpdate(p *transform.Payload) *acs.NeedUpdate {
 		AvailableInPartner: p.AvailableInPartner, EnableComments: p.EnableComments,
 		EnableLinkTracking: p.EnableLinkTracking, Status: ref(p.StatusID), ExternalURL: text(p.ExternalURL),
 	}
+}
+
+// CreateRequest returns the path and the request body a first publish of p
+// sends (without the envelope): the fields of p's type, nothing else. p's
+// category names are not in it: they become ids at send time.
+func CreateRequest(p *transform.Payload) (path string, body any, err error) {
+	switch p.Type {
+	case transform.TypeStory:
+		return "/v3/story", storyCreate(p), nil
+	case transform.TypeLink:
+		return "/v3/link", linkCreate(p), nil
+	case transform.TypeEvent:
+		return "/v3/event", eventCreate(p), nil
+	case transform.TypeNeed:
+		return "/v3/need", needCreate(p), nil
+	}
+	return "", nil, fmt.Errorf("%w: unknown content type %q", acs.ErrInvalid, p.Type)
 }

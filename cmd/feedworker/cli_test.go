@@ -83,13 +83,10 @@ func TestPreviewURL(t *testing.T) {
 	var got []struct {
 		Feed  string
 		Items []struct {
-			Skip    string
-			Payload *struct {
-				Type        string `json:"type"`
-				Title       string `json:"title"`
-				ExternalURL string `json:"external_url"`
-				ExternalID  string `json:"external_id"`
-			}
+			Skip       string `json:"skip"`
+			ExternalID string `json:"external_id"`
+			Path       string `json:"path"`
+			Request    map[string]any
 		}
 	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
@@ -99,10 +96,28 @@ func TestPreviewURL(t *testing.T) {
 		t.Fatalf("preview: %d feeds, want 1 with 10 items:\n%.500s", len(got), out)
 	}
 	for _, it := range got[0].Items {
-		p := it.Payload
-		if p == nil || p.Type != "link" || p.Title == "" || !strings.HasPrefix(p.ExternalURL, "http") || p.ExternalID == "" {
-			t.Errorf("preview item %+v (skip %q) is not a complete link", p, it.Skip)
+		r := it.Request
+		url, _ := r["external_url"].(string)
+		if it.Path != "/v3/link" || r["title"] == "" || !strings.HasPrefix(url, "http") || it.ExternalID == "" || r["external_id"] != it.ExternalID {
+			t.Errorf("preview item %+v (skip %q) is not a complete link request", it, it.Skip)
 		}
+		if _, ok := r["publish_date_utc"].(string); !ok {
+			t.Errorf("a link request without publish_date_utc: %v", r)
+		}
+	}
+
+	// An event request never carries the fields an Event lacks.
+	code, out, errOut = runCLI(t, "preview", "--config", "../../examples/quickstart.yaml", "--feed", "tour-dates")
+	if code != 0 {
+		t.Fatalf("preview of the events feed: exit %d: %s", code, errOut)
+	}
+	for _, absent := range []string{"publish_date_utc", "expiration_date_utc", "evergreen"} {
+		if strings.Contains(out, absent) {
+			t.Errorf("an event request carries %s:\n%.800s", absent, out)
+		}
+	}
+	if !strings.Contains(out, `"event_start_date_time_utc": "2006-04-03 00:00:00"`) {
+		t.Errorf("the event request lacks its start:\n%.800s", out)
 	}
 }
 

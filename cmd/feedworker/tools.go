@@ -51,10 +51,17 @@ func cmdPreview(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	// Each item shows the request its first publish sends (the fields of its
+	// type only), with the send-time date rules applied, and the category
+	// names that become ids then.
 	type item struct {
-		Skip    string             `json:"skip,omitempty"`
-		Error   string             `json:"error,omitempty"`
-		Payload *transform.Payload `json:"payload,omitempty"`
+		ExternalID    string   `json:"external_id,omitempty"`
+		Skip          string   `json:"skip,omitempty"`
+		Error         string   `json:"error,omitempty"`
+		Method        string   `json:"method,omitempty"`
+		Path          string   `json:"path,omitempty"`
+		Request       any      `json:"request,omitempty"`
+		CategoryNames []string `json:"category_names,omitempty"`
 	}
 	type feedOut struct {
 		Feed  string `json:"feed"`
@@ -80,10 +87,19 @@ func cmdPreview(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			out = append(out, fo)
 			continue
 		}
-		for _, r := range m.Map(res.Feed, time.Now()) {
-			it := item{Skip: r.Skip, Payload: r.Payload}
+		now := time.Now()
+		for _, r := range m.Map(res.Feed, now) {
+			it := item{Skip: r.Skip}
 			if r.Err != nil {
 				it.Error = r.Err.Error()
+			}
+			if p := r.Payload; p != nil && r.Skip == "" && r.Err == nil {
+				send := p.ForSend(now, now, m.DateRules())
+				path, body, err := publish.CreateRequest(send)
+				if err != nil {
+					return err
+				}
+				it.ExternalID, it.Method, it.Path, it.Request, it.CategoryNames = p.ExternalID, "POST", path, body, p.CategoryNames
 			}
 			fo.Items = append(fo.Items, it)
 		}
@@ -94,6 +110,7 @@ func cmdPreview(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // bodies are HTML: show them as sent
 	return enc.Encode(out)
 }
 
