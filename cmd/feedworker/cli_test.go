@@ -295,3 +295,52 @@ feeds:
 		t.Errorf("retry of an unknown id: exit %d, %q", code, errOut)
 	}
 }
+
+// TestBackfill: first sight publishes the newest initial_items only; a
+// backfill since a date publishes the rest, once.
+func TestBackfill(t *testing.T) {
+	t.Parallel()
+	sb, err := sandbox.New(sandbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := httptest.NewServer(sb)
+	defer ss.Close()
+	farm := httptest.NewServer(feedfarm.New(feedfarm.Options{Feeds: 1, Items: 5, Seed: 1}))
+	defer farm.Close()
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "c.yaml", fmt.Sprintf(`api:
+  base_url: %s
+  token_url: %s/oauth/token
+  client_id: sandbox
+  client_secret: sandbox-secret
+store:
+  path: %s
+admin:
+  listen: ""
+feeds:
+  - id: news
+    url: %s
+    initial_items: 2
+`, ss.URL, ss.URL, filepath.Join(dir, "s.db"), feedfarm.URL(farm.URL, 0)))
+	if code, _, errOut := runCLI(t, "once", "--config", cfg, "--log-level", "error"); code != 0 {
+		t.Fatalf("once: exit %d: %s", code, errOut)
+	}
+	if n := len(sb.AllContent()); n != 2 {
+		t.Fatalf("first sight published %d items, want initial_items = 2", n)
+	}
+	code, out, errOut := runCLI(t, "backfill", "--config", cfg, "--feed", "news", "--since", "2000-01-01", "--log-level", "error")
+	if code != 0 || !strings.Contains(out, "3 items queued for backfill") {
+		t.Fatalf("backfill: exit %d\n%s%s", code, out, errOut)
+	}
+	if n := len(sb.AllContent()); n != 5 {
+		t.Errorf("after the backfill the API holds %d items, want 5", n)
+	}
+	// A second backfill finds nothing left to publish.
+	if code, out, _ := runCLI(t, "backfill", "--config", cfg, "--feed", "news", "--since", "2000-01-01", "--log-level", "error"); code != 0 || !strings.Contains(out, "0 items queued") {
+		t.Errorf("second backfill: exit %d\n%s", code, out)
+	}
+	if n := len(sb.AllContent()); n != 5 {
+		t.Errorf("after a second backfill the API holds %d items, want still 5", n)
+	}
+}
