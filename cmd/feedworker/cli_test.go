@@ -35,6 +35,33 @@ func writeFile(t *testing.T, dir, name, content string) string {
 	return p
 }
 
+// cliEnv is a sandbox and a farm of one feed of items, with a config for
+// them that adds feedYAML (the feeds: list) under a store in a temp folder.
+func cliEnv(t *testing.T, items int, feedYAML string) (sb *sandbox.Server, cfg string) {
+	t.Helper()
+	sb, err := sandbox.New(sandbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := httptest.NewServer(sb)
+	t.Cleanup(ss.Close)
+	farm := httptest.NewServer(feedfarm.New(feedfarm.Options{Feeds: 1, Items: items, Seed: 1}))
+	t.Cleanup(farm.Close)
+	dir := t.TempDir()
+	cfg = writeFile(t, dir, "c.yaml", fmt.Sprintf(`api:
+  base_url: %s
+  token_url: %s/oauth/token
+  client_id: sandbox
+  client_secret: sandbox-secret
+store:
+  path: %s
+admin:
+  listen: ""
+feeds:
+%s`, ss.URL, ss.URL, filepath.Join(dir, "s.db"), strings.ReplaceAll(feedYAML, "FEED", feedfarm.URL(farm.URL, 0))))
+	return sb, cfg
+}
+
 func TestValidate(t *testing.T) {
 	t.Parallel()
 	code, out, _ := runCLI(t, "validate", "--config", "../../examples/quickstart.yaml")
@@ -123,30 +150,11 @@ func TestPreviewURL(t *testing.T) {
 
 func TestOnceExitsNonZeroWhenAFeedFails(t *testing.T) {
 	t.Parallel()
-	sb, err := sandbox.New(sandbox.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ss := httptest.NewServer(sb)
-	defer ss.Close()
-	farm := httptest.NewServer(feedfarm.New(feedfarm.Options{Feeds: 1, Items: 3, Seed: 1}))
-	defer farm.Close()
-	dir := t.TempDir()
-	cfg := writeFile(t, dir, "c.yaml", fmt.Sprintf(`api:
-  base_url: %s
-  token_url: %s/oauth/token
-  client_id: sandbox
-  client_secret: sandbox-secret
-store:
-  path: %s
-admin:
-  listen: ""
-feeds:
-  - id: good
-    url: %s
+	sb, cfg := cliEnv(t, 3, `  - id: good
+    url: FEED
   - id: missing
-    url: %s/nothing-here.xml
-`, ss.URL, ss.URL, filepath.Join(dir, "s.db"), feedfarm.URL(farm.URL, 0), farm.URL))
+    url: FEED.missing
+`)
 	code, out, errOut := runCLI(t, "once", "--config", cfg, "--log-level", "error")
 	if code != 1 {
 		t.Errorf("once with a failing feed: exit %d, want 1", code)
@@ -252,31 +260,15 @@ func TestSandboxCommandKeepsDataAcrossRestarts(t *testing.T) {
 // and queues them again.
 func TestDeadLettersListAndRetry(t *testing.T) {
 	t.Parallel()
-	sb, err := sandbox.New(sandbox.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ss := httptest.NewServer(sb)
-	defer ss.Close()
-	farm := httptest.NewServer(feedfarm.New(feedfarm.Options{Feeds: 1, Items: 2, Seed: 1}))
-	defer farm.Close()
-	dir := t.TempDir()
-	cfg := writeFile(t, dir, "c.yaml", fmt.Sprintf(`api:
-  base_url: %s
-  token_url: %s/oauth/token
-  client_id: sandbox
-  client_secret: sandbox-secret
-store:
-  path: %s
-admin:
-  listen: ""
-feeds:
-  - id: refused
-    url: %s
+	sb, cfg := cliEnv(t, 2, `  - id: refused
+    url: FEED
     category_ids: [999]
-`, ss.URL, ss.URL, filepath.Join(dir, "s.db"), feedfarm.URL(farm.URL, 0)))
+`)
 	if code, _, errOut := runCLI(t, "once", "--config", cfg, "--log-level", "error"); code != 0 {
 		t.Fatalf("once: exit %d: %s", code, errOut)
+	}
+	if n := len(sb.AllContent()); n != 0 {
+		t.Errorf("the API holds %d items it should have refused", n)
 	}
 	code, out, errOut := runCLI(t, "deadletters", "list", "--config", cfg)
 	if code != 0 || !strings.Contains(out, "2 dead letters") || !strings.Contains(out, "refused/") ||
@@ -300,29 +292,10 @@ feeds:
 // backfill since a date publishes the rest, once.
 func TestBackfill(t *testing.T) {
 	t.Parallel()
-	sb, err := sandbox.New(sandbox.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ss := httptest.NewServer(sb)
-	defer ss.Close()
-	farm := httptest.NewServer(feedfarm.New(feedfarm.Options{Feeds: 1, Items: 5, Seed: 1}))
-	defer farm.Close()
-	dir := t.TempDir()
-	cfg := writeFile(t, dir, "c.yaml", fmt.Sprintf(`api:
-  base_url: %s
-  token_url: %s/oauth/token
-  client_id: sandbox
-  client_secret: sandbox-secret
-store:
-  path: %s
-admin:
-  listen: ""
-feeds:
-  - id: news
-    url: %s
+	sb, cfg := cliEnv(t, 5, `  - id: news
+    url: FEED
     initial_items: 2
-`, ss.URL, ss.URL, filepath.Join(dir, "s.db"), feedfarm.URL(farm.URL, 0)))
+`)
 	if code, _, errOut := runCLI(t, "once", "--config", cfg, "--log-level", "error"); code != 0 {
 		t.Fatalf("once: exit %d: %s", code, errOut)
 	}

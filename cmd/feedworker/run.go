@@ -69,14 +69,21 @@ func (c common) worker(ctx context.Context, stdout, stderr io.Writer) (*worker.W
 	return w, cfg, nil
 }
 
-// cmdRun polls and publishes until SIGINT or SIGTERM; SIGHUP reloads.
-func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("run", stderr)
+// openWorker parses the common flags of a command that takes no others and
+// builds the worker its config describes.
+func openWorker(ctx context.Context, name string, args []string, stdout, stderr io.Writer) (*worker.Worker, error) {
+	fs := newFlags(name, stderr)
 	c := commonFlags(fs)
 	if err := fs.Parse(args); err != nil {
-		return err
+		return nil, err
 	}
 	w, _, err := c.worker(ctx, stdout, stderr)
+	return w, err
+}
+
+// cmdRun polls and publishes until SIGINT or SIGTERM; SIGHUP reloads.
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	w, err := openWorker(ctx, "run", args, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -87,10 +94,15 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	defer signal.Stop(hup)
 	reload := make(chan struct{}, 1)
 	go func() {
-		for range hup {
+		for {
 			select {
-			case reload <- struct{}{}:
-			default:
+			case <-ctx.Done():
+				return
+			case <-hup:
+				select {
+				case reload <- struct{}{}:
+				default: // a reload is already pending
+				}
 			}
 		}
 	}()
@@ -99,12 +111,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 // cmdOnce makes one pass over every feed and exits non-zero if any failed.
 func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("once", stderr)
-	c := commonFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	w, _, err := c.worker(ctx, stdout, stderr)
+	w, err := openWorker(ctx, "once", args, stdout, stderr)
 	if err != nil {
 		return err
 	}
