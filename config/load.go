@@ -291,11 +291,11 @@ func (c *Config) Summary() string {
 	}
 	store := "embedded " + c.Store.Path
 	if c.Redis.URL != "" {
-		store = "redis " + redactURL(c.Redis.URL)
+		store = "redis " + RedactURL(c.Redis.URL)
 	}
 	return fmt.Sprintf("%s: %d %s (%d enabled), api %s (%s), store %s",
 		c.File, len(c.Feeds), plural(len(c.Feeds), "feed", "feeds"), enabled,
-		redactURL(c.API.BaseURL), c.API.Auth(), store)
+		RedactURL(c.API.BaseURL), c.API.Auth(), store)
 }
 
 func plural(n int, one, many string) string {

@@ -29,7 +29,7 @@ func (c *Config) Redacted() *Config {
 	r.Redis = r.Redis.redacted()
 	r.HTTP = r.HTTP.redacted()
 	for i := range r.Feeds {
-		r.Feeds[i].URL = redactURL(r.Feeds[i].URL)
+		r.Feeds[i].URL = RedactURL(r.Feeds[i].URL)
 	}
 	return r
 }
@@ -66,8 +66,8 @@ func (a API) redacted() API {
 	if a.Token != "" {
 		a.Token = RedactedValue
 	}
-	a.BaseURL = redactURL(a.BaseURL)
-	a.TokenURL = redactURL(a.TokenURL)
+	a.BaseURL = RedactURL(a.BaseURL)
+	a.TokenURL = RedactURL(a.TokenURL)
 	return a
 }
 
@@ -81,14 +81,14 @@ func (a API) String() string {
 // LogValue logs where and how the API is reached, never a secret.
 func (a API) LogValue() slog.Value {
 	return slog.GroupValue(
-		slog.String("base_url", redactURL(a.BaseURL)),
+		slog.String("base_url", RedactURL(a.BaseURL)),
 		slog.String("auth", a.Auth()),
 		slog.String("client_id", a.ClientID),
 	)
 }
 
 func (r Redis) redacted() Redis {
-	r.URL = redactURL(r.URL)
+	r.URL = RedactURL(r.URL)
 	return r
 }
 
@@ -100,11 +100,11 @@ func (r Redis) String() string {
 
 // LogValue logs r with the password in its URL redacted.
 func (r Redis) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("url", redactURL(r.URL)), slog.String("prefix", r.Prefix))
+	return slog.GroupValue(slog.String("url", RedactURL(r.URL)), slog.String("prefix", r.Prefix))
 }
 
 func (h HTTP) redacted() HTTP {
-	h.Proxy = redactURL(h.Proxy)
+	h.Proxy = RedactURL(h.Proxy)
 	return h
 }
 
@@ -120,18 +120,55 @@ func (h HTTP) LogValue() slog.Value {
 	return slog.AnyValue(plain(h.redacted()))
 }
 
-// redactURL hides the password of a URL. A string that does not parse but
-// has an "@" may hold credentials, so it is hidden whole.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
+// sensitiveQueryKeys are query parameters whose values are credentials, as
+// private feed services and APIs put them in URLs.
+var sensitiveQueryKeys = []string{"token", "key", "secret", "password", "passwd", "pass", "auth", "sig", "signature", "session", "sid", "code"}
+
+// RedactURL returns raw fit for an error, a log line or the status page:
+// the user information becomes xxxxx (user names are often tokens too), the
+// values of credential-like query parameters (token,
+// key, secret, sig...) become "redacted", and an unparseable URL shows its
+// scheme only.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
 	if err != nil {
-		if strings.Contains(s, "@") {
-			return RedactedValue
+		if i := strings.Index(raw, "://"); i > 0 && !strings.ContainsAny(raw[:i], "/?#@") {
+			return raw[:i] + "://(unparseable)"
 		}
-		return s
+		return "(unparseable url)"
 	}
-	if u.User == nil {
-		return s
+	if u.User != nil {
+		u.User = url.User("xxxxx")
 	}
-	return u.Redacted()
+	if u.RawQuery != "" {
+		q := u.Query()
+		changed := false
+		for k := range q {
+			lk := strings.ToLower(k)
+			for _, sk := range sensitiveQueryKeys {
+				if strings.Contains(lk, sk) {
+					q[k] = []string{"redacted"}
+					changed = true
+					break
+				}
+			}
+		}
+		if changed {
+			u.RawQuery = q.Encode()
+		}
+	}
+	return u.String()
 }
+
+// String is the one-line summary, so that fmt never prints a secret (a
+// feed URL's password or token, the client secret).
+func (c Config) String() string { return c.Summary() }
+
+// GoString is String: %#v must not print secrets either.
+func (c Config) GoString() string { return c.String() }
+
+// String names the feed by id and redacted URL.
+func (f Feed) String() string { return fmt.Sprintf("feed %s (%s)", f.ID, RedactURL(f.URL)) }
+
+// GoString is String.
+func (f Feed) GoString() string { return f.String() }

@@ -46,7 +46,7 @@ func TestRedacted(t *testing.T) {
 	if r.API.ClientSecret != RedactedValue || r.API.ClientID != "the-client" {
 		t.Errorf("api: got secret %q, id %q", r.API.ClientSecret, r.API.ClientID)
 	}
-	if got, want := r.Redis.URL, "redis://user:xxxxx@redis.internal:6379/0"; got != want {
+	if got, want := r.Redis.URL, "redis://xxxxx@redis.internal:6379/0"; got != want {
 		t.Errorf("redis url: got %q, want %q", got, want)
 	}
 	// The original is untouched, and shares nothing with the copy.
@@ -98,7 +98,7 @@ func TestLoggingHidesSecrets(t *testing.T) {
 func TestSummary(t *testing.T) {
 	t.Parallel()
 	cfg := mustParse(t, head+feed+"  - id: b\n    url: https://e.example/b\n    enabled: false\nredis:\n  url: redis://:pw@r:6379\n", nil)
-	want := "feeds.yaml: 2 feeds (1 enabled), api https://api.example.com (token), store redis redis://:xxxxx@r:6379"
+	want := "feeds.yaml: 2 feeds (1 enabled), api https://api.example.com (token), store redis redis://xxxxx@r:6379"
 	if got := cfg.Summary(); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
@@ -128,6 +128,41 @@ func TestFormat(t *testing.T) {
 	for _, tt := range tests {
 		if got := tt.in.String(); got != tt.want {
 			t.Errorf("%#v: got %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	t.Parallel()
+	tests := map[string]string{
+		"https://example.com/feed.xml":                  "https://example.com/feed.xml",
+		"https://bob:hunter2@example.com/feed":          "https://xxxxx@example.com/feed",
+		"https://ghp_token123@example.com/feed":         "https://xxxxx@example.com/feed",
+		"https://example.com/feed?apikey=abc&lang=en":   "https://example.com/feed?apikey=redacted&lang=en",
+		"https://example.com/f?Token=abc":               "https://example.com/f?Token=redacted",
+		"file:///var/feeds/local.xml":                   "file:///var/feeds/local.xml",
+		"http://user:pa ss@exa mple.com/\x7f":           "http://(unparseable)",
+		"https://example.com/feed?access_token=x&sig=y": "https://example.com/feed?access_token=redacted&sig=redacted",
+		"redis://:pw@r:6379/0":                          "redis://xxxxx@r:6379/0",
+	}
+	for in, want := range tests {
+		if got := RedactURL(in); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestConfigPrintsWithoutSecrets: fmt on a *Config (a %v in an error, a
+// debug print) shows no secret, feed URLs included.
+func TestConfigPrintsWithoutSecrets(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse("f.yaml", []byte("api:\n  base_url: https://api.example.com\n  token_url: https://auth.example.com/t\n  client_id: c\n  client_secret: s3cret-one\nfeeds:\n  - id: a\n    url: https://u:s3cret-two@example.com/f?token=s3cret-three\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{fmt.Sprint(cfg), fmt.Sprintf("%+v", cfg), fmt.Sprintf("%v", *cfg), fmt.Sprintf("%#v", cfg), fmt.Sprintf("%+v", cfg.Feeds), fmt.Sprintf("%#v", cfg.Feeds)} {
+		if strings.Contains(out, "s3cret") {
+			t.Errorf("a secret is printed:\n%s", out)
 		}
 	}
 }

@@ -122,7 +122,7 @@ func (c checker) redis(r Redis, s Store) {
 	if r.URL != "" {
 		u, err := url.Parse(r.URL)
 		if err != nil || !slices.Contains([]string{"redis", "rediss", "unix"}, u.Scheme) {
-			c.add("redis.url", "want a redis://, rediss:// or unix:// URL, got %q", redactURL(r.URL))
+			c.add("redis.url", "want a redis://, rediss:// or unix:// URL, got %q", RedactURL(r.URL))
 		}
 	}
 	if r.URL == "" && strings.TrimSpace(s.Path) == "" {
@@ -158,7 +158,7 @@ func (c checker) http(h HTTP) {
 	if h.Proxy != "" {
 		u, err := url.Parse(h.Proxy)
 		if err != nil || u.Host == "" || !slices.Contains([]string{"http", "https", "socks5"}, u.Scheme) {
-			c.add("http.proxy", "want an absolute http://, https:// or socks5:// URL, got %q", redactURL(h.Proxy))
+			c.add("http.proxy", "want an absolute http://, https:// or socks5:// URL, got %q", RedactURL(h.Proxy))
 		}
 	}
 }
@@ -239,7 +239,7 @@ func (c checker) feedURL(field, s string) {
 		}
 	}
 	if !ok {
-		c.add(field, "not an absolute http(s) or file URL (got %q)", redactURL(s))
+		c.add(field, "not an absolute http(s) or file URL (got %q)", RedactURL(s))
 	}
 }
 
@@ -353,7 +353,7 @@ func (c checker) contentType(field, t string) {
 func (c checker) httpURL(field, s string) {
 	u, err := url.Parse(s)
 	if err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https" {
-		c.add(field, "not an absolute http(s) URL (got %q)", redactURL(s))
+		c.add(field, "not an absolute http(s) URL (got %q)", RedactURL(s))
 	}
 }
 

@@ -46,7 +46,7 @@ func TestValidationRules(t *testing.T) {
 		{"template path without type", head + "  template_path: /v3/template\n", []string{"4: api.template_path: want a path starting with / that contains {type}"}},
 		// redis and store
 		{"redis scheme", head + "redis:\n  url: tcp://r:6379\n", []string{`5: redis.url: want a redis://, rediss:// or unix:// URL, got "tcp://r:6379"`}},
-		{"redis password hidden in problem", head + "redis:\n  url: 'http://:pw@r:6379'\n", []string{`5: redis.url: want a redis://, rediss:// or unix:// URL, got "http://:xxxxx@r:6379"`}},
+		{"redis password hidden in problem", head + "redis:\n  url: 'http://:pw@r:6379'\n", []string{`5: redis.url: want a redis://, rediss:// or unix:// URL, got "http://xxxxx@r:6379"`}},
 		{"redis ok", head + "redis:\n  url: rediss://u:pw@r:6380/1\n  prefix: ''\n", nil},
 		{"store path empty", head + "store:\n  path: ''\n", []string{"5: store.path: must not be empty when redis.url is empty"}},
 		{"store path empty with redis", head + "redis:\n  url: redis://r\nstore:\n  path: ''\n", nil},

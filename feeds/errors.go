@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
-	"strings"
 	"time"
 )
 
@@ -129,41 +127,4 @@ func Class(err error) string {
 	default:
 		return ClassNetwork
 	}
-}
-
-// sensitiveQueryKeys are query parameters whose values are credentials often
-// put in feed URLs by private feed services; they never appear in errors/logs.
-var sensitiveQueryKeys = []string{"token", "key", "secret", "password", "passwd", "pass", "auth", "sig", "signature", "session", "sid", "code"}
-
-// RedactURL returns raw without userinfo and with the values of credential-like
-// query parameters (token, key, secret, sig...) replaced by "redacted", so a
-// URL can be put in an error, a log line or the status page.
-func RedactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		// An unparseable URL may still hold a password; show only its scheme.
-		if i := strings.Index(raw, "://"); i > 0 && !strings.ContainsAny(raw[:i], "/?#@") {
-			return raw[:i] + "://(unparseable)"
-		}
-		return "(unparseable url)"
-	}
-	u.User = nil
-	if u.RawQuery != "" {
-		q := u.Query()
-		changed := false
-		for k := range q {
-			lk := strings.ToLower(k)
-			for _, s := range sensitiveQueryKeys {
-				if strings.Contains(lk, s) {
-					q[k] = []string{"redacted"}
-					changed = true
-					break
-				}
-			}
-		}
-		if changed {
-			u.RawQuery = q.Encode()
-		}
-	}
-	return u.String()
 }

@@ -110,12 +110,12 @@ func NewFetcher(h config.HTTP) (*Fetcher, error) {
 	if h.Proxy != "" {
 		pu, err := url.Parse(h.Proxy)
 		if err != nil || pu.Host == "" {
-			return nil, fmt.Errorf("http proxy %q: not an absolute url", RedactURL(h.Proxy))
+			return nil, fmt.Errorf("http proxy %q: not an absolute url", config.RedactURL(h.Proxy))
 		}
 		switch pu.Scheme {
 		case "http", "https", "socks5", "socks5h":
 		default:
-			return nil, fmt.Errorf("http proxy %q: unsupported scheme %q", RedactURL(h.Proxy), pu.Scheme)
+			return nil, fmt.Errorf("http proxy %q: unsupported scheme %q", config.RedactURL(h.Proxy), pu.Scheme)
 		}
 		proxy = http.ProxyURL(pu)
 	}
@@ -163,7 +163,7 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string, v Validators) (*Resu
 
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("fetch %s: invalid url", RedactURL(rawURL))
+		return nil, fmt.Errorf("fetch %s: invalid url", config.RedactURL(rawURL))
 	}
 	var res *Result
 	switch u.Scheme {
@@ -180,9 +180,9 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string, v Validators) (*Resu
 			err = fmt.Errorf("%w: %v", ctx.Err(), err)
 		}
 		if res != nil && res.URL != "" && res.URL != rawURL {
-			return res, fmt.Errorf("fetch %s (redirected to %s): %w", RedactURL(rawURL), RedactURL(res.URL), err)
+			return res, fmt.Errorf("fetch %s (redirected to %s): %w", config.RedactURL(rawURL), config.RedactURL(res.URL), err)
 		}
-		return res, fmt.Errorf("fetch %s: %w", RedactURL(rawURL), err)
+		return res, fmt.Errorf("fetch %s: %w", config.RedactURL(rawURL), err)
 	}
 	return res, nil
 }
@@ -205,7 +205,7 @@ func (r *redirects) check(req *http.Request, via []*http.Request) error {
 	next := req.URL.String()
 	for _, prev := range via {
 		if prev.URL.String() == next {
-			return fmt.Errorf("%w: back to %s", ErrRedirectLoop, RedactURL(next))
+			return fmt.Errorf("%w: back to %s", ErrRedirectLoop, config.RedactURL(next))
 		}
 	}
 	code := 0

@@ -286,7 +286,7 @@ func (p *Poller) Update(feeds []config.Feed) {
 			fs = &feedState{cfg: c, host: hostOf(c.URL), interval: interval, enabled: enabled}
 			fs.next = p.sched.First(now, interval, p.rnd)
 			p.feeds[c.ID] = fs
-			p.log.Debug("feed added", "feed", c.ID, "url", RedactURL(c.URL), "first_poll", fs.next)
+			p.log.Debug("feed added", "feed", c.ID, "url", config.RedactURL(c.URL), "first_poll", fs.next)
 			continue
 		}
 		if reflect.DeepEqual(fs.cfg, c) {
@@ -358,7 +358,7 @@ func (p *Poller) Snapshot() []FeedStatus {
 	for _, fs := range p.feeds {
 		st := FeedStatus{
 			ID:           fs.cfg.ID,
-			URL:          RedactURL(fs.cfg.URL),
+			URL:          config.RedactURL(fs.cfg.URL),
 			Enabled:      fs.enabled,
 			Gone:         fs.gone,
 			Polling:      fs.inFlight,
@@ -371,7 +371,7 @@ func (p *Poller) Snapshot() []FeedStatus {
 			ItemsHandled: fs.items,
 		}
 		if fs.movedTo != "" {
-			st.MovedTo = RedactURL(fs.movedTo)
+			st.MovedTo = config.RedactURL(fs.movedTo)
 		}
 		if fs.scheduled() {
 			st.NextPoll = fs.next
@@ -825,7 +825,7 @@ func (p *Poller) finish(j job, res *Result, err error, loaded bool, elapsed time
 	if res != nil && (success || class == ClassGone) {
 		if res.MovedTo != "" && res.MovedTo != fs.movedTo {
 			p.log.Info("feed moved permanently; update its url in the config",
-				"feed", id, "url", RedactURL(j.cfg.URL), "moved_to", RedactURL(res.MovedTo))
+				"feed", id, "url", config.RedactURL(j.cfg.URL), "moved_to", config.RedactURL(res.MovedTo))
 		}
 		gauges = fs.movedTo != res.MovedTo
 		fs.movedTo = res.MovedTo

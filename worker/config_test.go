@@ -24,3 +24,18 @@ func TestShippedConfigsLoad(t *testing.T) {
 		}
 	}
 }
+
+func TestRestartOnlySeesARotatedSecret(t *testing.T) {
+	a, err := LoadConfig("../examples/quickstart.yaml", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := LoadConfig("../examples/quickstart.yaml", "test")
+	if got := restartOnly(a, b); len(got) != 0 {
+		t.Errorf("identical configs differ in %v", got)
+	}
+	b.API.ClientSecret = "rotated"
+	if got := restartOnly(a, b); len(got) != 1 || got[0] != "api" {
+		t.Errorf("a rotated secret shows as %v, want [api]", got)
+	}
+}

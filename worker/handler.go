@@ -137,7 +137,7 @@ func (w *Worker) fetchOGImages(ctx context.Context, feedID string, results []tra
 			img, err := w.og.Fetch(ctx, r.Payload.ExternalURL)
 			if err != nil {
 				page := r.Payload.ExternalURL
-				w.log.Debug("og:image lookup failed", "feed", feedID, "page", feeds.RedactURL(page), "err", redactErr(err, page))
+				w.log.Debug("og:image lookup failed", "feed", feedID, "page", config.RedactURL(page), "err", redactErr(err, page))
 				img = ""
 			}
 			// Resolving with "" still matters: it applies require_image.

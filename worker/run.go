@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -218,25 +219,20 @@ func (w *Worker) Apply(ctx context.Context, next *config.Config) {
 }
 
 // restartOnly names the sections that differ but are only read at start.
+// DeepEqual, not their printed forms: those hide secrets, and a rotated
+// secret is a change.
 func restartOnly(a, b *config.Config) []string {
 	var out []string
-	if fmt.Sprint(a.API) != fmt.Sprint(b.API) {
-		out = append(out, "api")
-	}
-	if a.Redis != b.Redis {
-		out = append(out, "redis")
-	}
-	if a.Store != b.Store {
-		out = append(out, "store")
-	}
-	if a.Admin != b.Admin {
-		out = append(out, "admin")
-	}
-	if a.Publish != b.Publish {
-		out = append(out, "publish")
-	}
-	if fmt.Sprint(a.HTTP) != fmt.Sprint(b.HTTP) {
-		out = append(out, "http")
+	for _, sec := range []struct {
+		name string
+		a, b any
+	}{
+		{"api", a.API, b.API}, {"redis", a.Redis, b.Redis}, {"store", a.Store, b.Store},
+		{"admin", a.Admin, b.Admin}, {"publish", a.Publish, b.Publish}, {"http", a.HTTP, b.HTTP},
+	} {
+		if !reflect.DeepEqual(sec.a, sec.b) {
+			out = append(out, sec.name)
+		}
 	}
 	return out
 }

@@ -361,7 +361,7 @@ func (w *Worker) Close() error {
 // redactErr removes a URL's password from an error's text; the cause is
 // still reachable with errors.Is and errors.As.
 func redactErr(err error, rawURL string) error {
-	return &redactedError{msg: strings.ReplaceAll(err.Error(), rawURL, feeds.RedactURL(rawURL)), err: err}
+	return &redactedError{msg: strings.ReplaceAll(err.Error(), rawURL, config.RedactURL(rawURL)), err: err}
 }
 
 type redactedError struct {

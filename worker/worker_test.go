@@ -382,7 +382,10 @@ func TestSecretsNeverLogged(t *testing.T) {
 	// A wrong secret makes the token fetch fail, so errors about the API are
 	// logged; the secret must appear in none of them.
 	wrong := "wrong-" + testSecret
-	w := newWorker(t, e.config(t, wrong, ""), Options{Logger: logger})
+	cfg := e.config(t, wrong, "")
+	// A feed URL with a password and a token in its query string.
+	cfg.Feeds[0].URL = strings.Replace(cfg.Feeds[0].URL, "http://", "http://reader:"+testSecret+"@", 1) + "?token=" + testSecret
+	w := newWorker(t, cfg, Options{Logger: logger})
 	_, _ = w.Once(context.Background())
 	srv := httptest.NewServer(w.admin().Handler())
 	defer srv.Close()
@@ -398,6 +401,9 @@ func TestSecretsNeverLogged(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "level=WARN") && !strings.Contains(logs.String(), "level=ERROR") {
 		t.Fatalf("no failure was logged; the test proves nothing:\n%s", logs)
+	}
+	if !strings.Contains(pages[1], "farm-0") {
+		t.Fatalf("status.json does not list the feed; the URL check proves nothing:\n%s", pages[1])
 	}
 	for _, text := range append(pages, logs.String(), fmt.Sprint(w.config()), fmt.Sprintf("%+v", w.config().API)) {
 		if strings.Contains(text, testSecret) {

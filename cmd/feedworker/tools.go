@@ -76,7 +76,7 @@ func cmdPreview(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			continue
 		}
 		found = true
-		fo := feedOut{Feed: f.ID, URL: feeds.RedactURL(f.URL), Items: []item{}}
+		fo := feedOut{Feed: f.ID, URL: config.RedactURL(f.URL), Items: []item{}}
 		m, err := transform.Compile(f.ID, f.Mapping)
 		if err != nil {
 			return err
