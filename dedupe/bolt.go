@@ -22,6 +22,10 @@ type BoltOptions struct {
 	// LockTimeout bounds the wait for the database file's lock, held by
 	// another process using the same file (default 5s).
 	LockTimeout time.Duration
+	// ReclaimDelay is how long an item a previous process was sending
+	// waits before it is offered again (default 30s, the publisher's send
+	// timeout), so that a POST cut by that process's death can land first.
+	ReclaimDelay time.Duration
 }
 
 // Bolt is the [Store] in an embedded bbolt file, for one worker process
@@ -73,20 +77,43 @@ func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
 	if o.LockTimeout <= 0 {
 		o.LockTimeout = 5 * time.Second
 	}
+	if o.ReclaimDelay <= 0 {
+		o.ReclaimDelay = 30 * time.Second
+	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: o.LockTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
+	reclaim := o.ReclaimDelay
 	err = db.Update(func(tx *bolt.Tx) error {
-		if err := tx.DeleteBucket(bClaims); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
-			return err
-		}
 		for _, name := range [][]byte{bFeeds, bDue, bDueX, bDead, bData, bMeta, bRuns, bClaims, bLeases} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
 		}
-		return nil
+		// Claims left in the file belong to a process that is gone (the
+		// lock proves it), so they are dropped. But a POST it had in flight
+		// may still be committing on the service: its items become due only
+		// after ReclaimDelay, and their pending marks make that delivery
+		// look them up first.
+		ob := outboxOf(tx)
+		later := time.Now().Add(reclaim).UnixMilli()
+		var held []string
+		if err := ob.claims.ForEach(func(k, _ []byte) error { held = append(held, string(k)); return nil }); err != nil {
+			return err
+		}
+		for _, m := range held {
+			if at, ok := ob.dueAt(m); ok && at < later {
+				if err := ob.setDue(m, later); err != nil {
+					return err
+				}
+			}
+		}
+		if err := tx.DeleteBucket(bClaims); err != nil {
+			return err
+		}
+		_, err := tx.CreateBucket(bClaims)
+		return err
 	})
 	if err != nil {
 		db.Close()

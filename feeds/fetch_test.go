@@ -683,4 +683,3 @@ func TestClass(t *testing.T) {
 		}
 	}
 }
-

@@ -661,8 +661,10 @@ func (p *Publisher) attempt(ctx context.Context, log *slog.Logger, j job, ops ch
 	if err == nil {
 		return result{s: dedupe.Settlement{Kind: dedupe.Delivered, ContentID: id, Type: pl.Type, Hash: j.Hash}, outcome: "created", typ: pl.Type}
 	}
-	// Only an answer that refused the request proves nothing was created.
-	return p.failed(j, pl.Type, err, ambiguous(err))
+	// Only an answer that refused the request proves nothing was created;
+	// and a mark an earlier POST left stays whatever this one got, since
+	// that one may still land.
+	return p.failed(j, pl.Type, err, pending != "" || ambiguous(err))
 }
 
 // prepare resolves category names and fills the dates to send.
@@ -712,25 +714,18 @@ func permanent(err error) bool {
 	return errors.Is(err, acs.ErrInvalid)
 }
 
-// Runs: failures that retrying may never resolve, dead-lettered after
-// MaxUnresolved attempts in a row end with the same one.
-const (
-	// runConflict: a 409, and for a POST, nothing found by external_id
-	// (the look-up before every POST after the first one).
-	runConflict = "409"
-	// runUnverified: whether the item exists cannot be told, so it is not
-	// posted blind (see ErrUnverifiable).
-	runUnverified = "unverified"
-)
+// runUnresolved names the failures that retrying may never resolve: a
+// 409 (and, for a POST, nothing found by external_id), and a look-up that
+// cannot tell whether the item exists (ErrUnverifiable). They count as one
+// run, so that alternating between them still ends in the dead letters
+// after MaxUnresolved attempts in a row; the reason says which it was.
+const runUnresolved = "unresolved"
 
 // runOf names the run err belongs to, if any.
 func runOf(err error) string {
 	var ae *acs.Error
-	switch {
-	case errors.Is(err, ErrUnverifiable):
-		return runUnverified
-	case errors.As(err, &ae) && ae.Status == http.StatusConflict:
-		return runConflict
+	if errors.Is(err, ErrUnverifiable) || errors.As(err, &ae) && ae.Status == http.StatusConflict {
+		return runUnresolved
 	}
 	return ""
 }
@@ -765,6 +760,13 @@ func (p *Publisher) failed(j job, typ string, err error, keepPending bool) resul
 		return result{s: dedupe.Settlement{Kind: dedupe.Dead, Status: status, Reason: err.Error(), Ambiguous: keepPending}, outcome: "dead_letter", typ: typ, err: err}
 	}
 	wait := p.backoff(j.Attempts)
+	if keepPending && ae == nil {
+		// No answer (a timeout, a reset, a cancel): the service may still
+		// be working on the request. Looking the item up before it is done
+		// would find nothing and post it twice, so wait as long as a send
+		// may take first.
+		wait = max(wait, p.o.SendTimeout)
+	}
 	if ae != nil && ae.RetryAfter > 0 {
 		// The gate already holds every worker back (see gated); this item
 		// waits as long, within MaxBackoff, plus jitter so the queue does
