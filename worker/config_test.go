@@ -3,6 +3,10 @@ package worker
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/feedworker/feedworker/dedupe/dedupetest"
 )
 
 // TestShippedConfigsLoad loads every config the repository ships with the
@@ -37,5 +41,25 @@ func TestRestartOnlySeesARotatedSecret(t *testing.T) {
 	b.API.ClientSecret = "rotated"
 	if got := restartOnly(a, b); len(got) != 1 || got[0] != "api" {
 		t.Errorf("a rotated secret shows as %v, want [api]", got)
+	}
+}
+
+// TestPersistenceCheck runs against the test Redis, whatever its settings,
+// and against a private one with append-only persistence on.
+func TestPersistenceCheck(t *testing.T) {
+	srv := dedupetest.StartServer(t)
+	rc := redis.NewClient(srv.Options())
+	defer rc.Close()
+	if !persistent(t.Context(), rc) {
+		t.Error("a Redis with appendonly yes reads as not persistent")
+	}
+	if err := rc.ConfigSet(t.Context(), "appendonly", "no").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.ConfigSet(t.Context(), "save", "").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if persistent(t.Context(), rc) {
+		t.Error("a Redis with appendonly no and no save points reads as persistent")
 	}
 }

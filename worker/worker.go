@@ -218,6 +218,12 @@ func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Stor
 	defer cancel()
 	if err := rc.Ping(pctx).Err(); err != nil {
 		log.Warn("redis does not answer yet; nothing is published until it does", "addr", opts.Addr, "err", err)
+		return st, nil
+	}
+	if !persistent(pctx, rc) {
+		log.Warn("redis keeps nothing on disk (appendonly no, no save points): a restart of it forgets what "+
+			"was published, and the newest initial_items of every feed would be posted again; see deploy/README.md",
+			"addr", opts.Addr)
 	}
 	return st, nil
 }
@@ -332,6 +338,20 @@ func authClient(api config.API, base http.RoundTripper) (*http.Client, error) {
 		ClientSecret: api.ClientSecret,
 		Scopes:       api.Scopes,
 	}.HTTPClient(base), nil
+}
+
+// persistent reports whether Redis writes its data to disk. A Redis that
+// refuses CONFIG (as managed services do) is assumed to persist.
+func persistent(ctx context.Context, rc *redis.Client) bool {
+	aof, err := rc.ConfigGet(ctx, "appendonly").Result()
+	if err != nil {
+		return true
+	}
+	save, err := rc.ConfigGet(ctx, "save").Result()
+	if err != nil {
+		return true
+	}
+	return aof["appendonly"] == "yes" || strings.TrimSpace(save["save"]) != ""
 }
 
 // Client is the API client the worker publishes through.
