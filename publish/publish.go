@@ -282,7 +282,6 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 		}
 	}
 	var changes []dedupe.Change
-	var idx []int
 	for i, a := range act {
 		if a == 0 {
 			continue
@@ -292,7 +291,6 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 			return Counts{}, fmt.Errorf("accept feed %s: encode %s: %w", feedID, kept[i].ExternalID, err)
 		}
 		changes = append(changes, dedupe.Change{ExternalID: kept[i].ExternalID, Hash: kept[i].Hash, Type: kept[i].Type, Action: a, Data: data})
-		idx = append(idx, i)
 	}
 	var out []dedupe.Outcome
 	err = p.storeOp(ctx, "commit", func(ctx context.Context) (err error) {

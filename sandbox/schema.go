@@ -50,9 +50,6 @@ func (k kind) String() string {
 	return fmt.Sprintf("kind(%d)", int(k))
 }
 
-// scalar reports whether values of k can be compared, so filtered on.
-func (k kind) scalar() bool { return k >= kindString && k <= kindTimestamp }
-
 // access says in which requests a field may appear.
 type access int
 
