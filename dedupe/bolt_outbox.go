@@ -1,0 +1,454 @@
+package dedupe
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+func (m meta) encode() []byte {
+	return []byte(fmt.Sprintf("%d|%d|%s|%d|%s", m.attempts, m.enqueued, m.hash, m.status, m.reason))
+}
+
+// outbox is the top-level buckets of a write transaction.
+type outbox struct{ due, dueX, dead, data, meta, runs, claims *bolt.Bucket }
+
+func outboxOf(tx *bolt.Tx) outbox {
+	return outbox{tx.Bucket(bDue), tx.Bucket(bDueX), tx.Bucket(bDead), tx.Bucket(bData), tx.Bucket(bMeta), tx.Bucket(bRuns), tx.Bucket(bClaims)}
+}
+
+// run returns the entry's run of like failures (see Settlement.Run).
+func (o outbox) run(member string) (string, int) {
+	return parseRun(string(o.runs.Get([]byte(member))))
+}
+
+// failedRun extends the entry's run with one more attempt that ended
+// with run, or ends it when run is empty.
+func (o outbox) failedRun(member, run string) error {
+	if run == "" {
+		return o.runs.Delete([]byte(member))
+	}
+	n := 1
+	if cur, length := o.run(member); cur == run {
+		n = length + 1
+	}
+	return o.runs.Put([]byte(member), []byte(run+"|"+strconv.Itoa(n)))
+}
+
+func (o outbox) dueAt(member string) (int64, bool) {
+	v := o.dueX.Get([]byte(member))
+	return fromU64(v), v != nil
+}
+
+func (o outbox) setDue(member string, at int64) error {
+	if old, ok := o.dueAt(member); ok {
+		if err := o.due.Delete(append(u64(old), member...)); err != nil {
+			return err
+		}
+	}
+	return errors.Join(o.due.Put(append(u64(at), member...), nil), o.dueX.Put([]byte(member), u64(at)))
+}
+
+func (o outbox) unsetDue(member string) error {
+	if old, ok := o.dueAt(member); ok {
+		return errors.Join(o.due.Delete(append(u64(old), member...)), o.dueX.Delete([]byte(member)))
+	}
+	return nil
+}
+
+func (o outbox) getMeta(member string) (meta, bool, error) {
+	v := o.meta.Get([]byte(member))
+	if v == nil {
+		return meta{}, false, nil
+	}
+	m, err := parseMeta(string(v))
+	return m, err == nil, err
+}
+
+func (o outbox) putMeta(member string, m meta) error {
+	return o.meta.Put([]byte(member), m.encode())
+}
+
+// enqueue mirrors the commit script's enqueue.
+func (o outbox) enqueue(member, hash string, data []byte, now int64) error {
+	if err := o.data.Put([]byte(member), data); err != nil {
+		return err
+	}
+	m, ok, err := o.getMeta(member)
+	if err != nil {
+		return err
+	}
+	if _, queued := o.dueAt(member); queued && ok {
+		m.hash = hash
+	} else {
+		m = meta{enqueued: now, hash: hash}
+		if err := o.setDue(member, now); err != nil {
+			return err
+		}
+		if err := errors.Join(o.dead.Delete([]byte(member)), o.runs.Delete([]byte(member))); err != nil {
+			return err
+		}
+	}
+	return o.putMeta(member, m)
+}
+
+func (o outbox) drop(member string) error {
+	return errors.Join(o.unsetDue(member), o.dead.Delete([]byte(member)),
+		o.data.Delete([]byte(member)), o.meta.Delete([]byte(member)), o.runs.Delete([]byte(member)))
+}
+
+// claimedBy reports whether a live claim on member is held, and by whom.
+func claimedBy(claims *bolt.Bucket, member string, wall int64) (string, bool) {
+	v := claims.Get([]byte(member))
+	if v == nil || fromU64(v) <= wall {
+		return "", false
+	}
+	return string(v[8:]), true
+}
+
+// Claim implements [Store.Claim] in one transaction. Claim expiry runs on
+// this process's wall clock, as Redis's runs on the server's.
+func (b *Bolt) Claim(ctx context.Context, owner string, max int, ttl time.Duration, now time.Time) ([]Claimed, time.Time, error) {
+	if max <= 0 || owner == "" || ttl <= 0 {
+		return nil, time.Time{}, fmt.Errorf("claim: %w: want an owner, max > 0 and ttl > 0", ErrInvalid)
+	}
+	var out []Claimed
+	var next time.Time
+	nowMS := ms(now)
+	err := b.update(ctx, "claim", func(tx *bolt.Tx) error {
+		o := outboxOf(tx)
+		wall := time.Now().UnixMilli()
+		var members []string
+		c := o.due.Cursor()
+		scanned := 0
+		for k, _ := c.First(); k != nil && len(members) < max && scanned < 1000; k, _ = c.Next() {
+			if fromU64(k) > nowMS {
+				break
+			}
+			scanned++
+			member := string(k[8:])
+			if _, held := claimedBy(o.claims, member, wall); !held {
+				members = append(members, member)
+			}
+		}
+		for _, member := range members {
+			data := o.data.Get([]byte(member))
+			m, ok, err := o.getMeta(member)
+			key, kerr := ParseKey(member)
+			if err != nil || !ok || data == nil || kerr != nil {
+				// An entry without its payload cannot be delivered; drop
+				// it rather than spin on it.
+				if err := o.unsetDue(member); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := o.claims.Put([]byte(member), append(u64(wall+ttl.Milliseconds()), owner...)); err != nil {
+				return err
+			}
+			cl := Claimed{Key: key, Data: bytes.Clone(data), Hash: m.hash, Attempts: m.attempts, Enqueued: fromMS(m.enqueued)}
+			cl.Run, cl.RunLength = o.run(member)
+			f, err := feedOf(tx, key.FeedID, true)
+			if err != nil {
+				return err
+			}
+			r, ok, err := f.record(key.ExternalID)
+			if err != nil {
+				return err
+			}
+			if ok {
+				cl.Record = r
+				// A mark already set stays, with the hash of the earliest
+				// POST that may have landed.
+				if r.ContentID == 0 && r.PendingHash == "" {
+					r.PendingHash = m.hash
+					if err := f.putRecord(key.ExternalID, r); err != nil {
+						return err
+					}
+				}
+			}
+			out = append(out, cl)
+		}
+		if len(out) > 0 {
+			return nil
+		}
+		c = o.due.Cursor()
+		i := 0
+		for k, _ := c.First(); k != nil && i < 100; k, _ = c.Next() {
+			i++
+			if _, held := claimedBy(o.claims, string(k[8:]), wall); !held {
+				next = fromMS(fromU64(k))
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	return out, next, nil
+}
+
+// Settle implements [Store.Settle] in one transaction.
+func (b *Bolt) Settle(ctx context.Context, k Key, owner string, s Settlement, now time.Time) (bool, error) {
+	if err := k.check(); err != nil {
+		return false, err
+	}
+	kind, err := s.kindName()
+	if err != nil {
+		return false, err
+	}
+	if err := checkToken("run", s.Run); err != nil {
+		return false, err
+	}
+	member := k.String()
+	nowMS := ms(now)
+	var held bool
+	err = b.update(ctx, "settle "+member+" ("+kind+")", func(tx *bolt.Tx) error {
+		o := outboxOf(tx)
+		holder, live := claimedBy(o.claims, member, time.Now().UnixMilli())
+		held = live && holder == owner
+		f, err := feedOf(tx, k.FeedID, true)
+		if err != nil {
+			return err
+		}
+		r, exists, err := f.record(k.ExternalID)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			r = Record{Hash: s.Hash, Type: s.Type, FirstSeen: fromMS(nowMS)}
+		}
+		if !held {
+			// The claim lapsed: whoever holds it now owns the item's
+			// state. Only a content id the API really gave is kept, on a
+			// record without one, so a later send updates it.
+			if s.Kind == Delivered && r.ContentID == 0 {
+				r.ContentID, r.Type, r.PublishedHash, r.LastPublished = s.ContentID, s.Type, s.Hash, fromMS(nowMS)
+				return f.putRecord(k.ExternalID, r)
+			}
+			return nil
+		}
+		m, hasMeta, err := o.getMeta(member)
+		if err != nil {
+			return err
+		}
+		failed := func() error {
+			m.attempts++
+			m.status, m.reason = s.Status, oneLine(s.Reason)
+			return o.failedRun(member, s.Run)
+		}
+		write := exists
+		switch s.Kind {
+		case Delivered:
+			r.ContentID, r.Type, r.PublishedHash = s.ContentID, s.Type, s.Hash
+			r.LastPublished, r.PendingHash, r.State = fromMS(nowMS), "", StateActive
+			write = true
+			err = o.runs.Delete([]byte(member))
+			if hasMeta && err == nil {
+				if m.hash == s.Hash {
+					err = o.drop(member)
+				} else {
+					m.attempts, m.status, m.reason = 0, 0, ""
+					err = errors.Join(o.putMeta(member, m), o.setDue(member, nowMS))
+				}
+			}
+		case Retry:
+			if !s.Ambiguous {
+				r.PendingHash = ""
+			}
+			if s.ForgetContent {
+				r.ContentID, r.PublishedHash = 0, ""
+			}
+			if hasMeta {
+				err = errors.Join(failed(), o.putMeta(member, m), o.setDue(member, ms(s.Next)))
+			}
+		case Dead:
+			if !s.Ambiguous {
+				r.PendingHash = ""
+			}
+			r.State = StateDead
+			if hasMeta {
+				err = errors.Join(failed(), o.putMeta(member, m), o.unsetDue(member), o.dead.Put([]byte(member), u64(nowMS)))
+			}
+		case Removed:
+			r.PendingHash, r.State = "", StateRemoved
+			err = o.drop(member)
+		case Release:
+			if !s.Ambiguous {
+				r.PendingHash = ""
+			}
+			if _, queued := o.dueAt(member); hasMeta && queued && !s.Next.IsZero() {
+				err = o.setDue(member, ms(s.Next))
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if write {
+			if err := f.putRecord(k.ExternalID, r); err != nil {
+				return err
+			}
+		}
+		return o.claims.Delete([]byte(member))
+	})
+	return held, err
+}
+
+// RenewClaim implements [Store.RenewClaim] in one transaction. Like
+// Claim, it runs claim expiry on this process's wall clock.
+func (b *Bolt) RenewClaim(ctx context.Context, k Key, owner string, ttl time.Duration) (Renewal, error) {
+	if err := k.check(); err != nil {
+		return Renewal{}, err
+	}
+	if owner == "" || ttl < time.Millisecond {
+		return Renewal{}, fmt.Errorf("renew claim %s: %w: empty owner or ttl under 1ms", k, ErrInvalid)
+	}
+	member := k.String()
+	var rn Renewal
+	err := b.update(ctx, "renew claim "+member, func(tx *bolt.Tx) error {
+		o := outboxOf(tx)
+		wall := time.Now().UnixMilli()
+		holder, live := claimedBy(o.claims, member, wall)
+		rn.Held = live && holder == owner
+		if rn.Held {
+			if err := o.claims.Put([]byte(member), append(u64(wall+ttl.Milliseconds()), owner...)); err != nil {
+				return err
+			}
+		}
+		f, err := feedOf(tx, k.FeedID, false)
+		if err != nil || f == nil {
+			return err
+		}
+		rn.Record, rn.Known, err = f.record(k.ExternalID)
+		return err
+	})
+	return rn, err
+}
+
+// DeadLetters implements [Store.DeadLetters].
+func (b *Bolt) DeadLetters(ctx context.Context) ([]DeadLetter, error) {
+	var out []DeadLetter
+	err := b.view(ctx, "dead letters", func(tx *bolt.Tx) error {
+		o := outbox{dead: tx.Bucket(bDead), data: tx.Bucket(bData), meta: tx.Bucket(bMeta)}
+		return o.dead.ForEach(func(k, v []byte) error {
+			key, err := ParseKey(string(k))
+			if err != nil {
+				return err
+			}
+			d := DeadLetter{ID: string(k), Key: key, At: fromMS(fromU64(v)), Data: bytes.Clone(o.data.Get(k))}
+			m, ok, err := o.getMeta(string(k))
+			if err != nil {
+				return err
+			}
+			if ok {
+				d.Hash, d.Attempts, d.Status, d.Reason, d.Enqueued = m.hash, m.attempts, m.status, m.reason, fromMS(m.enqueued)
+			}
+			out = append(out, d)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Oldest first, as on Redis (the bucket is ordered by member).
+	slices.SortStableFunc(out, func(a, b DeadLetter) int {
+		if c := a.At.Compare(b.At); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+// RetryDeadLetter implements [Store.RetryDeadLetter].
+func (b *Bolt) RetryDeadLetter(ctx context.Context, id string, now time.Time) (bool, error) {
+	if _, err := ParseKey(id); err != nil {
+		return false, err
+	}
+	n, err := b.retryDead(ctx, id, now)
+	return n == 1, err
+}
+
+// RetryDeadLetters implements [Store.RetryDeadLetters].
+func (b *Bolt) RetryDeadLetters(ctx context.Context, now time.Time) (int, error) {
+	return b.retryDead(ctx, "", now)
+}
+
+func (b *Bolt) retryDead(ctx context.Context, id string, now time.Time) (int, error) {
+	n := 0
+	err := b.update(ctx, "retry dead letters", func(tx *bolt.Tx) error {
+		o := outboxOf(tx)
+		var members []string
+		if id != "" {
+			if o.dead.Get([]byte(id)) != nil {
+				members = append(members, id)
+			}
+		} else {
+			if err := o.dead.ForEach(func(k, _ []byte) error {
+				members = append(members, string(k))
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		for _, member := range members {
+			if err := errors.Join(o.dead.Delete([]byte(member)), o.runs.Delete([]byte(member)), o.setDue(member, ms(now))); err != nil {
+				return err
+			}
+			if m, ok, err := o.getMeta(member); err != nil {
+				return err
+			} else if ok {
+				m.attempts = 0
+				if err := o.putMeta(member, m); err != nil {
+					return err
+				}
+			}
+			key, err := ParseKey(member)
+			if err != nil {
+				return err
+			}
+			f, err := feedOf(tx, key.FeedID, true)
+			if err != nil {
+				return err
+			}
+			if r, ok, err := f.record(key.ExternalID); err != nil {
+				return err
+			} else if ok {
+				if r.State == StateDead {
+					r.State = StateActive
+				}
+				if err := f.putRecord(key.ExternalID, r); err != nil {
+					return err
+				}
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
+// Stats implements [Store.Stats].
+func (b *Bolt) Stats(ctx context.Context, now time.Time) (Stats, error) {
+	var s Stats
+	err := b.view(ctx, "stats", func(tx *bolt.Tx) error {
+		nowMS := ms(now)
+		c := tx.Bucket(bDue).Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			s.Outbox++
+			if fromU64(k) <= nowMS {
+				s.Due++
+			}
+		}
+		return tx.Bucket(bDead).ForEach(func(_, _ []byte) error { s.DeadLetters++; return nil })
+	})
+	return s, err
+}

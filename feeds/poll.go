@@ -1,0 +1,205 @@
+package feeds
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/feedworker/feedworker/config"
+)
+
+// poll runs one poll of a started job and records its outcome.
+func (p *Poller) poll(ctx context.Context, j job) PollResult {
+	id := j.cfg.ID
+	if p.owner != nil {
+		own, err := p.owner.Own(ctx, id)
+		if err != nil {
+			err = fmt.Errorf("feed %s: ownership check: %w", id, err)
+			p.log.Warn("feed ownership check failed; skipping this poll", "feed", id, "error", err)
+		}
+		if err != nil || !own {
+			p.finishNotOwned(j)
+			return PollResult{FeedID: id, Skipped: true, Err: err}
+		}
+	}
+
+	v, loaded := j.validators, false
+	if !j.known {
+		var err error
+		if v, err = p.handler.Validators(ctx, id); err != nil {
+			err = fmt.Errorf("feed %s: load validators: %w", id, &HandlerError{Err: err})
+			p.finish(j, nil, err, false, 0)
+			return PollResult{FeedID: id, Class: ClassStore, Err: err}
+		}
+		loaded = true
+		j.validators = v
+	}
+
+	start := time.Now()
+	res, err := p.fetcher.Fetch(ctx, j.cfg.URL, v)
+	elapsed := time.Since(start)
+	if err == nil && !res.NotModified {
+		if herr := p.handler.Handle(ctx, j.cfg, res); herr != nil {
+			err = fmt.Errorf("feed %s: %w", id, &HandlerError{Err: herr})
+		}
+	}
+	class := p.finish(j, res, err, loaded, elapsed)
+	if res != nil && res.Feed != nil {
+		r := *res
+		r.Feed = nil
+		res = &r
+	}
+	return PollResult{FeedID: id, Class: class, Err: err, Result: res}
+}
+
+// releaseLocked frees the job's fetch slots and wakes whoever waits for one.
+func (p *Poller) releaseLocked(j job) {
+	j.fs.inFlight = false
+	p.inFlight--
+	if p.hosts[j.host]--; p.hosts[j.host] <= 0 {
+		delete(p.hosts, j.host)
+	}
+	close(p.released)
+	p.released = make(chan struct{})
+	p.nudge()
+}
+
+func (p *Poller) finishNotOwned(j job) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.releaseLocked(j)
+	p.finishNotOwnedLocked(j.fs, j.epoch)
+}
+
+// finishNotOwnedLocked records that another replica owns fs.
+func (p *Poller) finishNotOwnedLocked(fs *feedState, epoch uint64) {
+	if fs.removed || fs.epoch != epoch {
+		return
+	}
+	// Another replica may update the stored validators meanwhile; reload
+	// them if this replica gets the feed back.
+	if !fs.freshURL {
+		fs.validatorsKnown = false
+	}
+	fs.notOwned = true
+	fs.next = p.sched.Next(time.Now(), fs.interval, Outcome{}, p.rnd)
+	p.log.Debug("feed owned by another replica; poll skipped", "feed", fs.cfg.ID, "next_poll", fs.next)
+}
+
+// finish records a poll's outcome: metrics, state, next poll time, logs.
+// loaded says the validators in j were just read from the handler.
+func (p *Poller) finish(j job, res *Result, err error, loaded bool, elapsed time.Duration) string {
+	id := j.cfg.ID
+	class := Class(err)
+	if err == nil && res != nil && res.NotModified {
+		class = ClassNotModified
+	}
+	fetched := res != nil || class != ClassStore
+	success := class == ClassOK || class == ClassNotModified
+	now := time.Now()
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.releaseLocked(j)
+	fs := j.fs
+	if fs.removed {
+		p.log.Debug("poll of removed feed finished", "feed", id, "result", class)
+		return class
+	}
+	p.metrics.polls.WithLabelValues(id, class).Inc()
+	if fetched {
+		p.metrics.duration.WithLabelValues(class).Observe(elapsed.Seconds())
+	}
+	if res != nil && res.Bytes > 0 {
+		p.metrics.bytes.WithLabelValues(id).Add(float64(res.Bytes))
+	}
+	if success {
+		p.metrics.lastSuccess.WithLabelValues(id).Set(float64(now.UnixNano()) / 1e9)
+	}
+	if fs.epoch != j.epoch {
+		// The URL changed while this poll ran: its result is about the old
+		// URL, and Update already scheduled the new one.
+		return class
+	}
+
+	fs.lastPoll, fs.lastClass, fs.notOwned = now, class, false
+	fs.lastErr = ""
+	if err != nil {
+		fs.lastErr = err.Error()
+	}
+	if loaded {
+		fs.validators, fs.validatorsKnown = j.validators, true
+	}
+	var items int
+	if res != nil && res.Feed != nil {
+		items = len(res.Feed.Items)
+	}
+	switch {
+	case class == ClassOK:
+		// Only now are the new validators safe: the body was read in full,
+		// parsed, and the handler made the items durable.
+		fs.validators, fs.validatorsKnown, fs.freshURL = res.Validators, true, false
+		fs.items += int64(items)
+		fs.ttl = feedHint(res.Feed)
+	case class == ClassStore && !fs.freshURL:
+		// The store may or may not hold what Handle tried to write; ask it.
+		fs.validatorsKnown = false
+	}
+	// The gauges count over every feed; recount them only when this poll
+	// changed what they count, or a pass over N feeds costs N².
+	gauges := false
+	if res != nil && (success || class == ClassGone) {
+		if res.MovedTo != "" && res.MovedTo != fs.movedTo {
+			p.log.Info("feed moved permanently; update its url in the config",
+				"feed", id, "url", config.RedactURL(j.cfg.URL), "moved_to", config.RedactURL(res.MovedTo))
+		}
+		gauges = fs.movedTo != res.MovedTo
+		fs.movedTo = res.MovedTo
+	}
+
+	o := Outcome{}
+	if success {
+		fs.failures = 0
+		fs.lastOK = now
+		o.Hint = fs.ttl
+		if res != nil {
+			o.Hint = max(res.Hint, fs.ttl)
+		}
+	} else {
+		fs.failures++
+		o.Failures = fs.failures
+		var ra *RetryAfterError
+		if errors.As(err, &ra) {
+			o.RetryAfter = ra.RetryAfter
+		}
+	}
+	fs.outcome = o
+	if class == ClassGone {
+		fs.gone = true
+		p.log.Warn("feed is gone (410); not polled until its config changes", "feed", id, "error", err)
+		p.updateGaugesLocked()
+		return class
+	}
+	fs.next = p.sched.Next(now, fs.interval, o, p.rnd)
+	if gauges {
+		p.updateGaugesLocked()
+	}
+
+	switch {
+	case success:
+		var n int64
+		if res != nil {
+			n = res.Bytes
+		}
+		p.log.Debug("poll", "feed", id, "result", class, "duration", elapsed, "bytes", n, "items", items,
+			"next_poll", fs.next)
+	case class == ClassStore:
+		p.log.Error("poll failed in the handler; validators kept", "feed", id, "result", class,
+			"error", err, "failures", fs.failures, "next_poll", fs.next)
+	default:
+		p.log.Warn("poll failed", "feed", id, "result", class, "error", err,
+			"failures", fs.failures, "next_poll", fs.next)
+	}
+	return class
+}
