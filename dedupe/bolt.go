@@ -10,6 +10,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // BoltOptions configure [OpenBolt]. Zero fields take the defaults.
@@ -45,6 +46,10 @@ type Bolt struct {
 
 var _ Store = (*Bolt)(nil)
 
+// ErrLocked is returned by [OpenBolt] when another process holds the file
+// for longer than the lock timeout.
+var ErrLocked = errors.New("the file is locked by another process")
+
 var (
 	bFeeds  = []byte("feeds")
 	bRec    = []byte("rec")
@@ -79,6 +84,9 @@ func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
 		o.ReclaimDelay = 30 * time.Second
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: o.LockTimeout})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("open store %s: %w (waited %s)", path, ErrLocked, o.LockTimeout)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}

@@ -82,8 +82,9 @@ type Worker struct {
 
 // New builds a worker from a loaded config: the store, the API client
 // (starting the embedded sandbox if asked), the publisher and the poller.
-// Call Close when done.
-func New(ctx context.Context, o Options) (w *Worker, err error) {
+// Call Close when done. On error it returns a nil *Worker, having released
+// whatever it had opened.
+func New(ctx context.Context, o Options) (_ *Worker, err error) {
 	cfg := o.Config
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -100,7 +101,9 @@ func New(ctx context.Context, o Options) (w *Worker, err error) {
 	if o.Registerer == nil {
 		o.Registerer = o.Registry
 	}
-	w = &Worker{log: o.Logger, out: o.Out, version: o.Version, now: o.Now, reg: o.Registry, cfg: cfg}
+	// w is not the named result: a failing return sets that to nil, and
+	// the deferred Close must still see what was opened.
+	w := &Worker{log: o.Logger, out: o.Out, version: o.Version, now: o.Now, reg: o.Registry, cfg: cfg}
 	defer func() {
 		if err != nil {
 			_ = w.Close()
@@ -202,8 +205,12 @@ func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Stor
 			}
 		}
 		b, err := dedupe.OpenBolt(path, dedupe.BoltOptions{Retention: cfg.Store.Retention.D()})
+		if errors.Is(err, dedupe.ErrLocked) {
+			return nil, fmt.Errorf("embedded store %s: a worker running with this store holds its lock until it stops; "+
+				"stop it first (see the README: \"With the embedded store\"): %w", path, err)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("embedded store %s (is a worker running with it? the file is locked while one does): %w", path, err)
+			return nil, fmt.Errorf("embedded store %s: %w", path, err)
 		}
 		return &Store{Store: b}, nil
 	}
