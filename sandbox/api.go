@@ -192,15 +192,16 @@ func (s *Server) serveAPI(w *statusWriter, r *http.Request) {
 	writeJSON(w, ans.status, ans.body)
 }
 
-// baseURL is the root the client used, for self links.
+// baseURL is the root the client used, for self links, with the prefix
+// of a Mount.
 func baseURL(r *http.Request) string {
 	if r.Host == "" {
-		return ""
+		return mountPrefix(r)
 	}
 	if r.TLS != nil {
-		return "https://" + r.Host
+		return "https://" + r.Host + mountPrefix(r)
 	}
-	return "http://" + r.Host
+	return "http://" + r.Host + mountPrefix(r)
 }
 
 func link(base, target string, id int64) string {

@@ -1,5 +1,5 @@
 // Package sandbox is a strict local implementation of the Audience and
-// Content Service API v3 (spec: ../shared/spec/api-v3.md), with OAuth
+// Content Service API v3 (described in docs/API.md), with OAuth
 // tokens and faults on demand. It is the default the quickstart runs
 // against, the server behind the acs client's contract tests and the
 // worker's end-to-end tests, and a tool users can start on their own
@@ -85,7 +85,7 @@
 //     no segments. Adding to a Segment answers 200 with the Subscriber;
 //     adding twice is harmless.
 //   - Refs get self links {base}/v3/{target}/{id}, base being the scheme and
-//     Host of the request; refs whose target the spec does not define
+//     Host of the request and, under [Server.Mount], its prefix; refs whose target the spec does not define
 //     (author, priority, content_status, time_zone) get links of the same
 //     shape, which this sandbox does not serve.
 //   - external_id is not unique: posting an item twice stores two, which

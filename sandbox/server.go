@@ -118,7 +118,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
-	s.log.Info("sandbox listening", "addr", ln.Addr().String(), "data", s.opts.DataFile)
+	s.log.Info("sandbox listening", "addr", ln.Addr().String(), "token_url", "http://"+ln.Addr().String()+"/oauth/token",
+		"data", s.opts.DataFile)
 	if err := graceful.Serve(ctx, hs, ln, shutdownGrace); err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}

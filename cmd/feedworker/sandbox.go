@@ -34,9 +34,7 @@ func cmdSandbox(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if addr == "" {
 		addr = "127.0.0.1:8089"
 	}
-	logger.Info("sandbox listening", "addr", addr, "token_url", fmt.Sprintf("http://%s/oauth/token", addr),
-		"data", opts.DataFile)
-	return srv.ListenAndServe(ctx, addr)
+	return srv.ListenAndServe(ctx, addr) // which logs where it listens
 }
 
 // newLogger builds the process logger from a level and a format name.
