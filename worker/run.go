@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"reflect"
@@ -184,7 +185,7 @@ func (w *Worker) Once(ctx context.Context) (Summary, error) {
 type FeedErrors struct{ List []string }
 
 func (e *FeedErrors) Error() string {
-	return fmt.Sprintf("%d feeds failed:\n  %s", len(e.List), strings.Join(e.List, "\n  "))
+	return fmt.Sprintf("%d %s failed:\n  %s", len(e.List), plural("feed", len(e.List)), strings.Join(e.List, "\n  "))
 }
 
 // Apply switches to a new valid config: mappings are recompiled and the
@@ -264,8 +265,13 @@ func (w *Worker) admin() *Admin {
 			{Name: "api", Run: w.apiCheck()},
 		},
 	}
+	a.Extra = map[string]http.Handler{}
 	if w.sandbox != nil {
-		a.Extra = map[string]http.Handler{"/sandbox/": http.StripPrefix("/sandbox", w.sandbox)}
+		a.Extra["/sandbox/"] = w.sandbox.Mount("/sandbox")
+	}
+	if w.redis == nil {
+		// The embedded store's file is locked while this process runs.
+		maps.Copy(a.Extra, w.deadLetterRoutes())
 	}
 	return a
 }

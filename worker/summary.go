@@ -46,10 +46,10 @@ func (s Summary) String() string {
 	if len(types) > 0 {
 		pub = strings.Join(types, ", ")
 	}
-	return fmt.Sprintf("feeds: %d configured, %d polls (%d not modified, %d failed)\n"+
+	return fmt.Sprintf("feeds: %d configured, %d %s (%d not modified, %d failed)\n"+
 		"published: %s; %d updated, %d recovered after an ambiguous failure\n"+
 		"items: %d filtered, %d failed to map; outbox %d, dead letters %d",
-		s.Feeds, s.Polled, s.NotModified, s.Failed, pub, s.Updated, s.Recovered,
+		s.Feeds, s.Polled, plural("poll", s.Polled), s.NotModified, s.Failed, pub, s.Updated, s.Recovered,
 		s.Filtered, s.ItemErrors, s.Outbox, s.DeadLetters)
 }
 

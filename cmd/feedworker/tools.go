@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -38,9 +39,9 @@ func cmdPreview(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	switch {
 	case *rawURL != "" && *cfgPath == "":
 		doc := fmt.Sprintf("api: {base_url: embedded}\nfeeds:\n  - id: preview\n    url: %q\n    type: %q\n", *rawURL, *typ)
-		cfg, err = worker.Loader(version).Parse("--url", []byte(doc))
+		cfg, err = worker.Loader(buildVersion()).Parse("--url", []byte(doc))
 	case *cfgPath != "" && *rawURL == "":
-		cfg, err = worker.LoadConfig(*cfgPath, version)
+		cfg, err = worker.LoadConfig(*cfgPath, buildVersion())
 	default:
 		return errors.New("give --config (optionally with --feed) or --url")
 	}
@@ -111,21 +112,45 @@ func cmdPreview(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false) // bodies are HTML: show them as sent
-	return enc.Encode(out)
+	if err := enc.Encode(out); err != nil {
+		return err
+	}
+	// As once does: a feed that could not be fetched is a failure of the
+	// command, named on stderr, not only a field of the JSON.
+	failed := 0
+	for _, fo := range out {
+		if fo.Error != "" {
+			fmt.Fprintf(stderr, "%s: %s\n", fo.Feed, fo.Error)
+			failed++
+		}
+	}
+	if failed > 0 {
+		fmt.Fprintf(stderr, "feedworker preview: %d of %s failed\n", failed, plural(len(out), "feed", "feeds"))
+		return exitError{code: 1}
+	}
+	return nil
 }
 
 // cmdContent lists content on the configured API. With the embedded sandbox
 // it asks the running worker's admin endpoint, or reads a copy of the
 // sandbox's state file, so it never writes to a running worker's state.
 func cmdContent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "list" {
-		return errors.New("usage: feedworker content list --config F [--type T] [--external-id X] [--json]")
-	}
-	fs := newFlags("content list", stderr)
+	const usage = "usage: feedworker content list --config F [--type T] [--external-id X] [--json]"
+	fs := withUsage(newFlags("content list", stderr), usage)
 	c := commonFlags(fs)
 	typ := fs.String("type", "", "only this content type (story, link, event, need)")
 	extID := fs.String("external-id", "", "only the item with this external_id")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	switch {
+	case len(args) == 0:
+		fs.Usage()
+		return exitError{code: 2}
+	case isHelp(args[0]):
+		fs.Usage()
+		return flag.ErrHelp
+	case args[0] != "list":
+		return fmt.Errorf("unknown subcommand %q; %s", args[0], usage)
+	}
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -171,7 +196,7 @@ func cmdContent(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%d items\n", len(items))
+	fmt.Fprintln(stdout, plural(len(items), "item", "items"))
 	return nil
 }
 
@@ -227,80 +252,6 @@ func contentClient(ctx context.Context, cfg *config.Config, logger *slog.Logger)
 	return api.Client, func() { _ = api.Close(); cleanup() }, nil
 }
 
-// cmdDeadLetters lists dead letters or queues them again. It opens the
-// store only: a running worker (or the next `once`) delivers what is queued.
-func cmdDeadLetters(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || (args[0] != "list" && args[0] != "retry") {
-		return errors.New("usage: feedworker deadletters list|retry --config F [ID... | --all]")
-	}
-	sub := args[0]
-	fs := newFlags("deadletters "+sub, stderr)
-	c := commonFlags(fs)
-	all := fs.Bool("all", false, "with retry: every dead letter")
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
-	}
-	cfg, logger, err := c.load(stderr)
-	if err != nil {
-		return err
-	}
-	st, err := worker.OpenStore(ctx, cfg, logger)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	if sub == "list" {
-		// The publisher reads each item's type and title from the store;
-		// listing never calls the API, so it gets none.
-		pub, err := publish.New(publish.Options{Store: st, API: publish.NewACS(nil), Logger: logger})
-		if err != nil {
-			return err
-		}
-		dls, err := pub.DeadLetters(ctx)
-		if err != nil {
-			return err
-		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tTYPE\tSTATUS\tATTEMPTS\tWHEN\tTITLE\tREASON")
-		for _, d := range dls {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", d.ID, d.Type, d.Status, d.Attempts,
-				d.At.UTC().Format("2006-01-02 15:04:05"), truncate(d.Title, 40), truncate(d.Reason, 80))
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "%d dead letters\n", len(dls))
-		return nil
-	}
-	ids := fs.Args()
-	now := time.Now()
-	switch {
-	case *all && len(ids) > 0:
-		return errors.New("give IDs or --all, not both")
-	case *all:
-		n, err := st.RetryDeadLetters(ctx, now)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "%d dead letters queued again\n", n)
-	case len(ids) == 0:
-		return errors.New("give the IDs to retry (see deadletters list) or --all")
-	default:
-		for _, id := range ids {
-			ok, err := st.RetryDeadLetter(ctx, id, now)
-			if err != nil {
-				return fmt.Errorf("%s: %w", id, err)
-			}
-			if !ok {
-				return fmt.Errorf("%s: no such dead letter (see deadletters list)", id)
-			}
-		}
-		fmt.Fprintf(stdout, "%d dead letters queued again\n", len(ids))
-	}
-	fmt.Fprintln(stdout, "a running worker delivers them now; otherwise run feedworker once")
-	return nil
-}
-
 // cmdBackfill publishes a feed's items that were recorded as seen only
 // (beyond initial_items on first sight) and were published since a date.
 func cmdBackfill(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -327,7 +278,7 @@ func cmdBackfill(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "feed %s: %d items queued for backfill since %s\n", *feedID, counts.New, t.Format(time.DateOnly))
+	fmt.Fprintf(stdout, "feed %s: %s queued for backfill since %s\n", *feedID, plural(counts.New, "item", "items"), t.Format(time.DateOnly))
 	if err := w.Publisher().Drain(ctx); err != nil {
 		return err
 	}
@@ -342,6 +293,14 @@ func parseSince(s string) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("--since %q: want YYYY-MM-DD or RFC 3339", s)
+}
+
+// plural is "1 item" or "n items".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func deref(s *string) string {

@@ -20,14 +20,14 @@ func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) err
 	if *path == "" {
 		return errors.New("--config is required")
 	}
-	cfg, err := worker.LoadConfig(*path, version)
+	cfg, err := worker.LoadConfig(*path, buildVersion())
 	if err != nil {
 		var probs *config.Problems
 		if errors.As(err, &probs) {
 			for _, p := range probs.List {
 				fmt.Fprintln(stdout, p.String())
 			}
-			fmt.Fprintf(stdout, "%s: %d problems\n", *path, probs.Len())
+			fmt.Fprintf(stdout, "%s: %s\n", *path, plural(probs.Len(), "problem", "problems"))
 			return exitError{code: 1}
 		}
 		return err
