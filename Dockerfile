@@ -21,18 +21,22 @@ RUN --mount=type=cache,target=/go/pkg/mod \
     go mod download
 
 COPY . .
-ARG VERSION=dev
+# The version `feedworker --version` and feedworker_build_info report. The
+# context has no .git (see .dockerignore), so go build cannot stamp a
+# revision: pass it, as docker-compose.yml does from FEEDWORKER_VERSION.
+# Empty, the binary says "dev".
+ARG VERSION=
 ARG TARGETOS
 ARG TARGETARCH
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
     GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} \
-    go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" \
+    go build -trimpath -ldflags "-s -w ${VERSION:+-X main.version=${VERSION}}" \
       -o /out/feedworker ./cmd/feedworker \
  && mkdir -p /out/data
 
 FROM gcr.io/distroless/static-debian12:nonroot
-ARG VERSION=dev
+ARG VERSION=
 LABEL org.opencontainers.image.title="feedworker" \
       org.opencontainers.image.description="Polls RSS/Atom feeds and publishes their items to the Audience and Content Service" \
       org.opencontainers.image.version="${VERSION}" \

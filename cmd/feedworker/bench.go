@@ -29,7 +29,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Float64Var(&o.RateLimit, "rate-limit", 0, "the API's rate limit in requests/s (the sandbox answers 429 above it; the worker is configured with it); 0: none")
 	fs.Float64Var(&o.WorkerRateLimit, "worker-rate-limit", -1, "the worker's api.rate_limit; negative: --rate-limit, 0: unset (only 429 and Retry-After slow it)")
 	fs.IntVar(&o.Runs, "runs", bench.DefaultRuns, "runs of the three cycles; the report gives medians")
-	fs.StringVar(&o.RedisURL, "redis-url", cmp.Or(os.Getenv("REDIS_URL"), bench.DefaultRedisURL), "Redis to use, under a fresh key prefix removed after (default $REDIS_URL)")
+	fs.StringVar(&o.RedisURL, "redis-url", cmp.Or(os.Getenv("REDIS_URL"), bench.DefaultRedisURL), "Redis to use, under a fresh key prefix removed after; $REDIS_URL, when set, is the default")
 	fs.Uint64Var(&o.Seed, "seed", bench.DefaultSeed, "seed of the generated feeds and of the changed feeds")
 	fs.IntVar(&o.Workers, "workers", bench.DefaultWorkers, "publish.workers of the worker")
 	fs.IntVar(&o.Concurrency, "concurrency", bench.DefaultConcurrency, "http.max_concurrency and http.per_host_concurrency of the worker")
@@ -70,5 +70,5 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // cmdBenchWorker is the worker process of a bench cycle: `feedworker
 // once` plus a report for the bench (see bench.RunWorker).
 func cmdBenchWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return bench.RunWorker(ctx, args, version, stdout, stderr)
+	return bench.RunWorker(ctx, args, buildVersion(), stdout, stderr)
 }

@@ -27,6 +27,9 @@ import (
 	"github.com/feedworker/feedworker/sandbox"
 )
 
+// e2eVersion is the version linked into the binary the e2e tests build.
+const e2eVersion = "v0.0.0-e2e"
+
 // buildBinary builds feedworker once per test run.
 var buildBinary = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "feedworker-e2e-")
@@ -34,7 +37,8 @@ var buildBinary = sync.OnceValues(func() (string, error) {
 		return "", err
 	}
 	bin := filepath.Join(dir, "feedworker")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	// The version is linked in as the Makefile does (TestVersionFromTheBuild).
+	out, err := exec.Command("go", "build", "-ldflags", "-X main.version="+e2eVersion, "-o", bin, ".").CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
 	}

@@ -13,9 +13,6 @@ import (
 	"syscall"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 const usage = `feedworker turns RSS, Atom and JSON feeds into Stories, Links, Events and Needs.
 
 Usage:
@@ -82,7 +79,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "bench":
 		err = cmdBench(ctx, rest, stdout, stderr)
 	case "version", "--version", "-version":
-		fmt.Fprintln(stdout, "feedworker", version)
+		fmt.Fprintln(stdout, "feedworker", buildVersion())
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 	default:

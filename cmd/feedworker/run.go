@@ -35,7 +35,7 @@ func (c common) load(stderr io.Writer) (*config.Config, *slog.Logger, error) {
 	if *c.config == "" {
 		return nil, nil, errors.New("--config is required")
 	}
-	cfg, err := worker.LoadConfig(*c.config, version)
+	cfg, err := worker.LoadConfig(*c.config, buildVersion())
 	if err != nil {
 		var probs *config.Problems
 		if errors.As(err, &probs) {
@@ -62,7 +62,7 @@ func (c common) worker(ctx context.Context, stdout, stderr io.Writer) (*worker.W
 	if err != nil {
 		return nil, nil, err
 	}
-	w, err := worker.New(ctx, worker.Options{Config: cfg, Version: version, Logger: logger, Out: stdout})
+	w, err := worker.New(ctx, worker.Options{Config: cfg, Version: buildVersion(), Logger: logger, Out: stdout})
 	if err != nil {
 		return nil, nil, err
 	}
