@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"time"
@@ -65,6 +66,23 @@ func (e *ParseError) Error() string { return "parse feed: " + e.Err.Error() }
 // Unwrap returns the parser's own error.
 func (e *ParseError) Unwrap() error { return e.Err }
 
+// FileError is a file: feed that cannot be read: missing, unreadable, or
+// not a regular file. It is classed error_file: no network is involved.
+type FileError struct {
+	Path string
+	Err  error
+}
+
+func (e *FileError) Error() string {
+	if errors.Is(e.Err, fs.ErrNotExist) {
+		return "file not found: " + e.Path
+	}
+	return "read feed file " + e.Path + ": " + e.Err.Error()
+}
+
+// Unwrap returns the cause (fs.ErrNotExist when the file is missing).
+func (e *FileError) Unwrap() error { return e.Err }
+
 // HandlerError wraps an error returned by the Handler (loading validators or
 // handing the items over). It is classed error_store: the fetch itself worked.
 type HandlerError struct {
@@ -86,6 +104,7 @@ const (
 	ClassHTTP        = "error_http"
 	ClassTimeout     = "error_timeout"
 	ClassNetwork     = "error_network"
+	ClassFile        = "error_file"
 	ClassParse       = "error_parse"
 	ClassTooLarge    = "error_too_large"
 	ClassStore       = "error_store"
@@ -95,13 +114,14 @@ const (
 // bounded result classes above. A nil error is ClassOK (the caller knows
 // whether the result was a 304 and uses ClassNotModified then). Anything not
 // recognised is a network problem: DNS, refused connections, TLS, resets,
-// corrupt transfer encodings and unreadable files all end up there.
+// corrupt transfer encodings all end up there.
 func Class(err error) string {
 	var (
 		retry   *RetryAfterError
 		status  *StatusError
 		parse   *ParseError
 		handler *HandlerError
+		file    *FileError
 		netErr  net.Error
 	)
 	switch {
@@ -109,6 +129,8 @@ func Class(err error) string {
 		return ClassOK
 	case errors.As(err, &handler):
 		return ClassStore
+	case errors.As(err, &file):
+		return ClassFile
 	case errors.Is(err, ErrGone):
 		return ClassGone
 	case errors.As(err, &retry):

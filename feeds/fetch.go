@@ -365,16 +365,16 @@ func (f *Fetcher) fetchFile(ctx context.Context, u *url.URL, v Validators) (*Res
 	}
 	fh, err := os.Open(u.Path)
 	if err != nil {
-		return nil, fmt.Errorf("open feed file: %w", err)
+		return nil, &FileError{Path: u.Path, Err: err}
 	}
 	defer fh.Close()
 	fi, err := fh.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("stat feed file: %w", err)
+		return nil, &FileError{Path: u.Path, Err: err}
 	}
 	if !fi.Mode().IsRegular() {
 		// A FIFO or device could block or never end.
-		return nil, fmt.Errorf("feed file %s is not a regular file", u.Path)
+		return nil, &FileError{Path: u.Path, Err: errors.New("not a regular file")}
 	}
 	res := &Result{URL: u.String()}
 	res.Validators = Validators{
@@ -394,7 +394,7 @@ func (f *Fetcher) fetchFile(ctx context.Context, u *url.URL, v Validators) (*Res
 		if errors.Is(err, ErrTooLarge) {
 			return res, fmt.Errorf("%w: file grew beyond %d bytes", ErrTooLarge, f.maxBody)
 		}
-		return res, fmt.Errorf("read feed file: %w", err)
+		return res, &FileError{Path: u.Path, Err: err}
 	}
 	feed, err := parse(body, "", f.maxBody)
 	if err != nil {

@@ -596,11 +596,14 @@ func TestFetchFileURL(t *testing.T) {
 	if _, err := f.Fetch(t.Context(), "file://"+big, Validators{}); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("big file: %v, want ErrTooLarge", err)
 	}
-	if _, err := f.Fetch(t.Context(), "file://"+filepath.Join(dir, "missing.xml"), Validators{}); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("missing file: %v, want ErrNotExist", err)
+	// A file that cannot be read says so, and is not a network error.
+	missing := filepath.Join(dir, "missing.xml")
+	if _, err := f.Fetch(t.Context(), "file://"+missing, Validators{}); !errors.Is(err, os.ErrNotExist) ||
+		Class(err) != ClassFile || !strings.Contains(err.Error(), "file not found: "+missing) {
+		t.Errorf("missing file: %v (class %s), want ErrNotExist, %s, naming the path", err, Class(err), ClassFile)
 	}
-	if _, err := f.Fetch(t.Context(), "file://"+dir, Validators{}); err == nil {
-		t.Error("directory fetched without error")
+	if _, err := f.Fetch(t.Context(), "file://"+dir, Validators{}); err == nil || Class(err) != ClassFile {
+		t.Errorf("a directory: %v (class %s), want an error of class %s", err, Class(err), ClassFile)
 	}
 	if _, err := f.Fetch(t.Context(), "file://otherhost/etc/passwd", Validators{}); err == nil {
 		t.Error("remote file host accepted")
@@ -676,6 +679,8 @@ func TestClass(t *testing.T) {
 		{&net.OpError{Op: "dial", Err: os.ErrDeadlineExceeded}, ClassTimeout},
 		{&net.DNSError{Err: "no such host", Name: "x.invalid", IsNotFound: true}, ClassNetwork},
 		{errors.New("connection reset by peer"), ClassNetwork},
+		{fmt.Errorf("fetch x: %w", &FileError{Path: "/x", Err: os.ErrNotExist}), ClassFile},
+		{fmt.Errorf("fetch x: %w", &FileError{Path: "/x", Err: os.ErrPermission}), ClassFile},
 	}
 	for _, tt := range tests {
 		if got := Class(tt.err); got != tt.want {
