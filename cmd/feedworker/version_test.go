@@ -1,7 +1,13 @@
 package main
 
 import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -35,7 +41,8 @@ func TestVersionOf(t *testing.T) {
 }
 
 // TestVersionFromTheBuild runs a binary built with -ldflags -X, as the
-// Makefile and the Dockerfile build it.
+// Makefile and the Dockerfile build it: --version and the running worker's
+// feedworker_build_info say that version.
 func TestVersionFromTheBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary: skipped with -short")
@@ -51,4 +58,42 @@ func TestVersionFromTheBuild(t *testing.T) {
 			t.Errorf("feedworker %s: %v, %q; want %q", arg, err, out, "feedworker "+e2eVersion)
 		}
 	}
+
+	feed, err := filepath.Abs("../../examples/feeds/rome__slashdot.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	cfg := writeFile(t, dir, "c.yaml", fmt.Sprintf(`api:
+  base_url: embedded
+store:
+  path: %s
+admin:
+  listen: %s
+feeds:
+  - id: news
+    url: file://%s
+    type: link
+`, filepath.Join(dir, "s.db"), addr, feed))
+	cmd := exec.Command(bin, "run", "--config", cfg, "--log-level", "error")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("the worker stopped with %v", err)
+		}
+	}()
+	want := fmt.Sprintf(`feedworker_build_info{goversion=%q,version=%q} 1`, runtime.Version(), e2eVersion)
+	waitUntil(t, "the worker's /metrics", func() (bool, string) {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return false, err.Error()
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return err == nil && strings.Contains(string(b), want), "want " + want
+	})
 }
