@@ -264,7 +264,9 @@ func TestFetchGzipBomb(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	f := newTestFetcher(t, config.HTTP{MaxBodySize: 1 << 20})
+	// A generous timeout: the cap must stop the read, and under the race
+	// detector on a loaded machine compressing the stream is slow.
+	f := newTestFetcher(t, config.HTTP{MaxBodySize: 1 << 20, Timeout: config.Duration(2 * time.Minute)})
 	res, err := f.Fetch(t.Context(), srv.URL, Validators{})
 	if !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("err = %v, want ErrTooLarge", err)
