@@ -27,7 +27,8 @@ type pageMeta struct {
 // bare object that itself has a top-level "data" or "template" key would be
 // taken as wrapped; no resource of the spec has such a field.
 //
-// found is false when the body holds nothing (empty, null, empty data).
+// Values are read by lenient (tolerant.go). found is false when the body
+// holds nothing (empty, null, empty data).
 func decode(body []byte, v any) (found bool, meta pageMeta, err error) {
 	payload := bytes.TrimSpace(body)
 	if len(payload) == 0 {
@@ -39,23 +40,21 @@ func decode(body []byte, v any) (found bool, meta pageMeta, err error) {
 	if payload[0] == '{' {
 		var top map[string]json.RawMessage
 		if err := json.Unmarshal(payload, &top); err != nil {
-			return false, meta, fmt.Errorf("decode response: %w", err)
+			return false, meta, fmt.Errorf("not JSON: %w", err)
 		}
 		if t, ok := top["template"]; ok {
 			var env struct {
 				Data json.RawMessage `json:"data"`
 			}
 			if err := json.Unmarshal(t, &env); err != nil {
-				return false, meta, fmt.Errorf("decode response envelope: %w", err)
+				return false, meta, fmt.Errorf("envelope: %w", err)
 			}
 			payload = env.Data
 		} else if d, ok := top["data"]; ok {
 			payload = d
 			// Paging data is informative only, so an odd type is ignored
 			// rather than failing a good answer.
-			_ = json.Unmarshal(top["page"], &meta.Page)
-			_ = json.Unmarshal(top["page_size"], &meta.PageSize)
-			_ = json.Unmarshal(top["total"], &meta.Total)
+			meta = pageMeta{readPage(top["page"]), readPage(top["page_size"]), readPage(top["total"])}
 		}
 		payload = bytes.TrimSpace(payload)
 	}
@@ -63,20 +62,27 @@ func decode(body []byte, v any) (found bool, meta pageMeta, err error) {
 		return false, meta, nil
 	}
 
+	if w, ok := v.(wholeAnswer); ok {
+		// It reads any shape itself (a template may be a list of fields).
+		if err := w.UnmarshalJSON(payload); err != nil {
+			return false, meta, err
+		}
+		return true, meta, nil
+	}
 	rv := reflect.ValueOf(v).Elem()
 	wantList := rv.Kind() == reflect.Slice
 	switch {
 	case wantList && payload[0] == '{':
 		elem := reflect.New(rv.Type().Elem())
-		if err := json.Unmarshal(payload, elem.Interface()); err != nil {
-			return false, meta, fmt.Errorf("decode response: %w", err)
+		if err := lenient(payload, elem.Interface()); err != nil {
+			return false, meta, err
 		}
 		rv.Set(reflect.Append(rv, elem.Elem()))
 		return true, meta, nil
 	case !wantList && payload[0] == '[':
 		var items []json.RawMessage
 		if err := json.Unmarshal(payload, &items); err != nil {
-			return false, meta, fmt.Errorf("decode response: %w", err)
+			return false, meta, fmt.Errorf("not JSON: %w", err)
 		}
 		switch len(items) {
 		case 0:
@@ -84,11 +90,11 @@ func decode(body []byte, v any) (found bool, meta pageMeta, err error) {
 		case 1:
 			payload = items[0]
 		default:
-			return false, meta, fmt.Errorf("decode response: want one object, got an array of %d", len(items))
+			return false, meta, fmt.Errorf("want one object, got an array of %d", len(items))
 		}
 	}
-	if err := json.Unmarshal(payload, v); err != nil {
-		return false, meta, fmt.Errorf("decode response: %w", err)
+	if err := lenient(payload, v); err != nil {
+		return false, meta, err
 	}
 	if wantList && rv.Len() == 0 {
 		return false, meta, nil
@@ -122,9 +128,7 @@ func decodeData(payload []byte, v any) (found bool, meta pageMeta, ok bool) {
 		return false, meta, false
 	}
 	// Paging data is informative only, as in decode.
-	_ = json.Unmarshal(env.Page, &meta.Page)
-	_ = json.Unmarshal(env.PageSize, &meta.PageSize)
-	_ = json.Unmarshal(env.Total, &meta.Total)
+	meta = pageMeta{readPage(env.Page), readPage(env.PageSize), readPage(env.Total)}
 	if env.Data == nil { // "data": null
 		return false, meta, true
 	}
@@ -132,6 +136,13 @@ func decodeData(payload []byte, v any) (found bool, meta pageMeta, ok bool) {
 		return false, meta, true
 	}
 	return true, meta, true
+}
+
+// wholeAnswer is a target that reads the answer's data in any shape
+// itself, object or array.
+type wholeAnswer interface {
+	json.Unmarshaler
+	wholeAnswer()
 }
 
 // firstKeyIsData reports whether b is an object whose first key is "data".
