@@ -110,6 +110,17 @@ func fieldOf(err error) string {
 	return ""
 }
 
+// DecodeRaw reads raw, such as the Raw field of a [Subscriber] or an
+// [Insight], into v (a pointer, typically to a struct of the fields the
+// caller wants) with the tolerance the client reads answers with. Its
+// errors name the offending field.
+func DecodeRaw(raw []byte, v any) error {
+	if err := lenient(raw, v); err != nil {
+		return fmt.Errorf("acs: decode raw: %w", err)
+	}
+	return nil
+}
+
 // lenient decodes b into v, a non-nil pointer: by encoding/json first,
 // and when that fails on a value (not on the syntax), again after
 // normalize has rewritten the values the tolerance rules accept.
