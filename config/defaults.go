@@ -15,6 +15,7 @@ func builtin(version string) Config {
 			RateBurst:    1,
 			Timeout:      Duration(30 * time.Second),
 			TemplatePath: "/v3/{type}/template",
+			SandboxStyle: "strict",
 		},
 		Redis: Redis{Prefix: "feedworker:"},
 		Store: Store{

@@ -17,7 +17,7 @@ func TestBuiltinDefaults(t *testing.T) {
 	cfg := mustParse(t, head+feed, nil)
 	d := func(s string) Duration { v, _ := ParseDuration(s); return Duration(v) }
 	want := Config{
-		API:   API{BaseURL: "https://api.example.com", Token: "t", RateBurst: 1, Timeout: d("30s"), TemplatePath: "/v3/{type}/template"},
+		API:   API{BaseURL: "https://api.example.com", Token: "t", RateBurst: 1, Timeout: d("30s"), TemplatePath: "/v3/{type}/template", SandboxStyle: "strict"},
 		Redis: Redis{Prefix: "feedworker:"},
 		Store: Store{Path: "feedworker.db", Retention: d("90d")},
 		HTTP: HTTP{

@@ -39,6 +39,11 @@ type API struct {
 	// "embedded"), so its content survives restarts like the store does.
 	// Empty keeps the sandbox in memory.
 	SandboxData string `yaml:"sandbox_data"`
+	// SandboxStyle is how the embedded sandbox writes its answers:
+	// "strict" (the shapes of the wire conventions) or "loose" (string ids,
+	// RFC 3339 times, nulls, extra fields, template flags as lists), to try
+	// the worker against a service that answers less tidily.
+	SandboxStyle string `yaml:"sandbox_style"`
 	// TokenURL is the OAuth 2.0 token endpoint (client credentials grant).
 	TokenURL string `yaml:"token_url"`
 	// ClientID identifies the worker to the token endpoint.

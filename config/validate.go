@@ -74,6 +74,9 @@ func (c checker) api(a API) {
 	if a.TokenURL != "" {
 		c.httpURL("api.token_url", a.TokenURL)
 	}
+	if !slices.Contains([]string{"strict", "loose"}, a.SandboxStyle) {
+		c.add("api.sandbox_style", "want strict or loose, got %q", a.SandboxStyle)
+	}
 
 	// Credentials are one of two kinds; mixing them would leave the
 	// operator guessing which one is used.

@@ -278,6 +278,7 @@ func OpenAPI(ctx context.Context, cfg *config.Config, o APIOptions) (*API, error
 	if baseURL == config.EmbeddedAPI {
 		sb, err := sandbox.New(sandbox.Options{
 			DataFile:     o.SandboxData,
+			Style:        sandbox.Style(api.SandboxStyle),
 			ClientID:     embeddedClientID,
 			ClientSecret: embeddedClientSecret,
 			Logger:       o.Logger.With("component", "sandbox"),
