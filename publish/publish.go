@@ -146,6 +146,9 @@ type Publisher struct {
 
 	statsMu   sync.Mutex
 	lastStats time.Time
+
+	// unread sums up the answers the client could not read.
+	unread unreadables
 }
 
 // New returns a publisher. It registers its metrics with o.Registerer.
