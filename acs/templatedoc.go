@@ -119,6 +119,18 @@ func readTemplateField(v any, name string) (TemplateField, error) {
 	if f.Required, f.RequiredFor, err = flag("required"); err != nil {
 		return f, err
 	}
+	// The names may also come apart from the flag, as TemplateField
+	// marshals them.
+	for key, list := range map[string]*[]string{"searchable_for": &f.SearchableFor, "required_for": &f.RequiredFor} {
+		if m[key] == nil {
+			continue
+		}
+		_, names, ok := readFlag(m[key])
+		if !ok {
+			return f, &fieldError{key, fmt.Sprintf("%s is not a list of names", excerpt(m[key]))}
+		}
+		*list = names
+	}
 	// A create or update flag given as a list names where the field may
 	// be sent: it may be sent somewhere.
 	if m["create"] != nil {

@@ -2,6 +2,7 @@ package acs
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -174,6 +175,20 @@ func TestTemplateShapes(t *testing.T) {
 			}
 		})
 	}
+	// A template written by encoding/json reads back the same.
+	want := Template{Type: "content", Fields: []TemplateField{{Name: "title", Required: true, RequiredFor: []string{"create"}, Searchable: true, SearchableFor: []string{"story"}, Update: true}}}
+	b, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Template
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatalf("read back %s: %v", b, err)
+	}
+	if diff := cmp.Diff(want, back); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+
 	f := TemplateField{Required: true, RequiredFor: []string{"create"}, Searchable: true}
 	if !f.RequiredIn("create") || f.RequiredIn("update") || !f.SearchableIn("story") {
 		t.Errorf("RequiredIn/SearchableIn of %+v wrong", f)
@@ -205,5 +220,58 @@ func TestCheckFilterUnreadableTemplate(t *testing.T) {
 	}
 	if len(notes) != 1 || !strings.Contains(notes[0], "template of content cannot be read") || !strings.Contains(notes[0], "searchable") {
 		t.Errorf("notes = %q, want one naming the template and the field", notes)
+	}
+}
+
+// FuzzLenient: the tolerant decoder never panics, and whatever
+// encoding/json reads on its own, it reads the same.
+func FuzzLenient(f *testing.F) {
+	for _, seed := range []string{
+		`{"id":1,"title":"t","private":true,"publish_date_utc":"2026-01-02 03:04:05","categories":[{"id":2}]}`,
+		`{"id":"1","private":"1","author":5,"categories":["2",{"id":"3"}],"publish_date_utc":"2026-01-02T03:04:05.5+02:00"}`,
+		`{"id":null,"need_quantity":1e3,"segments":{"id":4},"x":[1,{"y":null}]}`,
+		`[{"id":1}]`, `"x"`, `{"id":"ten"}`, `{"id":1.5}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var strict Content
+		strictErr := json.Unmarshal(b, &strict)
+		var got Content
+		err := lenient(b, &got)
+		if strictErr == nil {
+			if err != nil {
+				t.Fatalf("encoding/json read %q, lenient failed: %v", b, err)
+			}
+			if diff := cmp.Diff(strict, got); diff != "" {
+				t.Fatalf("%q read differently (-json +lenient):\n%s", b, diff)
+			}
+		}
+	})
+}
+
+// BenchmarkDecodeContentLoose decodes the create answer of
+// BenchmarkDecodeContent written loosely (string id, RFC 3339 time, 0/1
+// boolean, nulls, extra fields): the slow path, paid only by services
+// that answer so.
+func BenchmarkDecodeContentLoose(b *testing.B) {
+	body := strings.Repeat(`<p>Lorem ipsum dolor <a href="https://example.com/x">sit</a> amet, consectetur adipiscing.</p>`, 16)
+	obj := map[string]any{
+		"id": "12345", "type": "story", "title": "Item 3 of feed 9: alpha beta gamma delta",
+		"external_id": "farm-9:urn:feedfarm:9:3", "body": body, "summary": nil, "private": 0,
+		"publish_date_utc": "2026-01-01T02:00:00.000+02:00", "legacy_key": "sb-12345",
+		"categories": []any{map[string]any{"id": "1"}, map[string]any{"id": "2"}}, "self": "http://127.0.0.1:8089/v3/content/12345",
+	}
+	doc, err := json.Marshal(map[string]any{"data": obj, "meta": map[string]any{"style": "loose"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var c Content
+		if found, _, err := decode(doc, &c); err != nil || !found || c.ID != 12345 {
+			b.Fatalf("decode = %v, %v, %d", found, err, c.ID)
+		}
 	}
 }
