@@ -3,8 +3,10 @@ package acs
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 )
 
 // pageMeta is the paging data a list answer may carry next to its data.
@@ -34,7 +36,8 @@ func decode(body []byte, v any) (found bool, meta pageMeta, err error) {
 	if len(payload) == 0 {
 		return false, meta, nil
 	}
-	if found, meta, ok := decodeData(payload, v); ok {
+	found, meta, ok, valueErr := decodeData(payload, v)
+	if ok {
 		return found, meta, nil
 	}
 	if payload[0] == '{' {
@@ -93,7 +96,13 @@ func decode(body []byte, v any) (found bool, meta pageMeta, err error) {
 			return false, meta, fmt.Errorf("want one object, got an array of %d", len(items))
 		}
 	}
-	if err := lenient(payload, v); err != nil {
+	read := lenient
+	if valueErr {
+		// The fast path already found a value of the wrong type inside
+		// the data: reading it strictly again would fail again.
+		read = tolerant
+	}
+	if err := read(payload, v); err != nil {
 		return false, meta, err
 	}
 	if wantList && rv.Len() == 0 {
@@ -109,9 +118,12 @@ func decode(body []byte, v any) (found bool, meta pageMeta, err error) {
 // every byte of a content body, so this halves the cost of an answer. ok
 // is false when the shape is another one; v is then left zero for the
 // general path.
-func decodeData(payload []byte, v any) (found bool, meta pageMeta, ok bool) {
+//
+// valueErr reports that it failed on a value inside the data (a string
+// id, say) rather than on the shape.
+func decodeData(payload []byte, v any) (found bool, meta pageMeta, ok, valueErr bool) {
 	if !firstKeyIsData(payload) {
-		return false, meta, false
+		return false, meta, false, false
 	}
 	env := struct {
 		Data     any             `json:"data"`
@@ -122,20 +134,23 @@ func decodeData(payload []byte, v any) (found bool, meta pageMeta, ok bool) {
 	}{Data: v} // encoding/json decodes into the pointer an interface holds
 	rv := reflect.ValueOf(v).Elem()
 	if err := json.Unmarshal(payload, &env); err != nil || env.Template != nil {
-		// An array where one object is wanted, or the other way round, or
-		// a body with a template too (which wins): the general path.
+		// An array where one object is wanted, or the other way round, a
+		// value of another type, or a body with a template too (which
+		// wins): the general path.
 		rv.SetZero()
-		return false, meta, false
+		var te *json.UnmarshalTypeError
+		deep := errors.As(err, &te) && strings.HasPrefix(te.Field, "data.") && env.Template == nil
+		return false, meta, false, deep
 	}
 	// Paging data is informative only, as in decode.
 	meta = pageMeta{readPage(env.Page), readPage(env.PageSize), readPage(env.Total)}
 	if env.Data == nil { // "data": null
-		return false, meta, true
+		return false, meta, true, false
 	}
 	if rv.Kind() == reflect.Slice && rv.Len() == 0 {
-		return false, meta, true
+		return false, meta, true, false
 	}
-	return true, meta, true
+	return true, meta, true, false
 }
 
 // wholeAnswer is a target that reads the answer's data in any shape

@@ -133,26 +133,24 @@ func lenient(b []byte, v any) error {
 	if errors.As(err, &syn) {
 		return fmt.Errorf("not JSON: %w", err)
 	}
-	var tree any
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	if derr := d.Decode(&tree); derr != nil {
-		return fmt.Errorf("not JSON: %w", derr)
-	}
+	return tolerant(b, v)
+}
+
+// tolerant decodes b, valid JSON, into v after normalize has rewritten
+// the values the tolerance rules accept.
+func tolerant(b []byte, v any) error {
 	rv := reflect.ValueOf(v).Elem()
-	fixed, nerr := normalize(tree, rv.Type(), "")
+	fixed, nerr := normalize(bytes.TrimSpace(b), rv.Type(), "")
 	if nerr != nil {
 		return nerr
 	}
-	nb, merr := marshal(fixed) // without HTML escaping: shorter, same meaning
-	if merr != nil {
-		return fmt.Errorf("re-encode: %w", merr)
-	}
 	rv.SetZero()
-	if err := json.Unmarshal(nb, v); err != nil {
-		// normalize let through something encoding/json refuses: report
-		// the first error, which names the field in the answer's terms.
-		return fmt.Errorf("%w", err)
+	if fixed == nil {
+		return nil // null
+	}
+	if err := json.Unmarshal(fixed, v); err != nil {
+		// normalize let through something encoding/json refuses.
+		return err
 	}
 	return nil
 }
@@ -163,11 +161,13 @@ var (
 	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 )
 
-// normalize rewrites v, decoded with UseNumber, into the JSON types t
-// wants, or says which value cannot be. Nulls are dropped from objects;
-// unknown keys are kept as they are (encoding/json ignores them).
-func normalize(v any, t reflect.Type, path string) (any, error) {
-	if v == nil {
+// normalize rewrites raw, one valid JSON value, into the JSON types t
+// wants, or says which value cannot be. It works on the raw text, so that
+// strings (an HTML body) are copied, never unquoted and quoted again. A
+// nil result is null: absent. Nulls are dropped from objects; unknown keys
+// are kept as they are (encoding/json ignores them).
+func normalize(raw []byte, t reflect.Type, path string) ([]byte, error) {
+	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
 	for t.Kind() == reflect.Pointer {
@@ -175,150 +175,169 @@ func normalize(v any, t reflect.Type, path string) (any, error) {
 	}
 	switch {
 	case t == timestampType:
-		s, ok := v.(string)
-		if !ok {
-			return nil, &fieldError{path, fmt.Sprintf("%s is not a timestamp", excerpt(v))}
+		var s string
+		if raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+			return nil, &fieldError{path, fmt.Sprintf("%s is not a timestamp", excerpt(raw))}
 		}
 		if s == "" {
-			return s, nil
+			return raw, nil
 		}
 		ts, err := parseAnswerTimestamp(s)
 		if err != nil {
-			return nil, &fieldError{path, fmt.Sprintf("%s is not a timestamp", excerpt(v))}
+			return nil, &fieldError{path, fmt.Sprintf("%s is not a timestamp", excerpt(raw))}
 		}
-		return ts.String(), nil
+		return strconv.AppendQuote(nil, ts.String()), nil
 	case t == rawMessageType:
-		return v, nil
+		return raw, nil
 	case reflect.PointerTo(t).Implements(unmarshalerType):
 		// A type that reads itself (through lenient, for the types of
 		// this package): check it here so that its error gets the path.
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, &fieldError{path, err.Error()}
-		}
-		if err := reflect.New(t).Interface().(json.Unmarshaler).UnmarshalJSON(b); err != nil {
+		if err := reflect.New(t).Interface().(json.Unmarshaler).UnmarshalJSON(raw); err != nil {
 			var fe *fieldError
 			if errors.As(err, &fe) {
 				return nil, &fieldError{joinPath(path, fe.path), fe.msg}
 			}
 			return nil, &fieldError{path, err.Error()}
 		}
-		return v, nil
+		return raw, nil
 	}
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		n, ok := readInt(v)
+		n, ok := readInt(scalar(raw))
 		if !ok {
-			return nil, &fieldError{path, fmt.Sprintf("%s is not an integer", excerpt(v))}
+			return nil, &fieldError{path, fmt.Sprintf("%s is not an integer", excerpt(raw))}
 		}
-		return json.Number(strconv.FormatInt(n, 10)), nil
+		return strconv.AppendInt(nil, n, 10), nil
 	case reflect.Float32, reflect.Float64:
-		switch x := v.(type) {
+		switch x := scalar(raw).(type) {
 		case json.Number:
-			return x, nil
+			return raw, nil
 		case string:
 			if _, err := strconv.ParseFloat(strings.TrimSpace(x), 64); err == nil {
-				return json.Number(strings.TrimSpace(x)), nil
+				return []byte(strings.TrimSpace(x)), nil
 			}
 		}
-		return nil, &fieldError{path, fmt.Sprintf("%s is not a number", excerpt(v))}
+		return nil, &fieldError{path, fmt.Sprintf("%s is not a number", excerpt(raw))}
 	case reflect.Bool:
-		b, ok := readBool(v)
+		b, ok := readBool(scalar(raw))
 		if !ok {
-			return nil, &fieldError{path, fmt.Sprintf("%s is not a boolean", excerpt(v))}
+			return nil, &fieldError{path, fmt.Sprintf("%s is not a boolean", excerpt(raw))}
 		}
-		return b, nil
+		return strconv.AppendBool(nil, b), nil
 	case reflect.String:
-		switch x := v.(type) {
-		case string:
-			return x, nil
-		case json.Number:
-			return x.String(), nil
+		switch raw[0] {
+		case '"':
+			return raw, nil
+		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			return strconv.AppendQuote(nil, string(raw)), nil // a number, as its text
 		}
-		return nil, &fieldError{path, fmt.Sprintf("%s is not a string", excerpt(v))}
+		return nil, &fieldError{path, fmt.Sprintf("%s is not a string", excerpt(raw))}
 	case reflect.Slice:
-		items, ok := v.([]any)
-		if !ok {
-			if _, obj := v.(map[string]any); !obj {
-				return nil, &fieldError{path, fmt.Sprintf("%s is not a list", excerpt(v))}
+		var items []json.RawMessage
+		switch raw[0] {
+		case '[':
+			if err := json.Unmarshal(raw, &items); err != nil {
+				return nil, &fieldError{path, err.Error()}
 			}
-			items = []any{v}
+		case '{':
+			items = []json.RawMessage{raw} // one object: a list of one
+		default:
+			return nil, &fieldError{path, fmt.Sprintf("%s is not a list", excerpt(raw))}
 		}
-		out := make([]any, 0, len(items))
+		out := []byte{'['}
 		for i, it := range items {
 			n, err := normalize(it, t.Elem(), fmt.Sprintf("%s[%d]", path, i))
 			if err != nil {
 				return nil, err
 			}
-			if n != nil {
-				out = append(out, n)
+			if n == nil {
+				continue
 			}
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			out = append(out, n...)
 		}
-		return out, nil
+		return append(out, ']'), nil
 	case reflect.Map:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, &fieldError{path, fmt.Sprintf("%s is not an object", excerpt(v))}
+		if raw[0] != '{' {
+			return nil, &fieldError{path, fmt.Sprintf("%s is not an object", excerpt(raw))}
 		}
-		out := make(map[string]any, len(m))
-		for k, x := range m {
-			n, err := normalize(x, t.Elem(), joinPath(path, k))
+		return normalizeObject(raw, path, func(k string) (reflect.Type, string, bool) { return t.Elem(), k, true })
+	case reflect.Struct:
+		if raw[0] != '{' {
+			// A bare id stands for a reference.
+			if _, _, hasID := jsonField(t, "id"); hasID {
+				if _, isID := readInt(scalar(raw)); isID {
+					return normalize(append(append([]byte(`{"id":`), raw...), '}'), t, path)
+				}
+			}
+			return nil, &fieldError{path, fmt.Sprintf("%s is not an object", excerpt(raw))}
+		}
+		return normalizeObject(raw, path, func(k string) (reflect.Type, string, bool) { return jsonField(t, k) })
+	}
+	return raw, nil
+}
+
+// normalizeObject rewrites the object raw key by key: field says the
+// type and name of a key's field; unknown keys are kept as they are and
+// nulls dropped.
+func normalizeObject(raw []byte, path string, field func(key string) (reflect.Type, string, bool)) ([]byte, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, &fieldError{path, err.Error()}
+	}
+	out := []byte{'{'}
+	for k, x := range m {
+		if string(x) == "null" {
+			continue // absent
+		}
+		ft, name, known := field(k)
+		if known {
+			// The path names the field as the client's types do,
+			// whatever the case of the key received, so that causes stay
+			// few.
+			n, err := normalize(x, ft, joinPath(path, name))
 			if err != nil {
 				return nil, err
 			}
-			if n != nil {
-				out[k] = n
+			if n == nil {
+				continue
 			}
+			x = n
 		}
-		return out, nil
-	case reflect.Struct:
-		return normalizeStruct(v, t, path)
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = strconv.AppendQuote(out, k)
+		out = append(out, ':')
+		out = append(out, x...)
 	}
-	return v, nil
+	return append(out, '}'), nil
 }
 
-// normalizeStruct rewrites the object v into the fields of struct t. A
-// bare id stands for a struct with an id field (a reference).
-func normalizeStruct(v any, t reflect.Type, path string) (any, error) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		if _, has := jsonField(t, "id"); has {
-			if _, isID := readInt(v); isID {
-				m = map[string]any{"id": v}
-				ok = true
-			}
-		}
-		if !ok {
-			return nil, &fieldError{path, fmt.Sprintf("%s is not an object", excerpt(v))}
-		}
+// scalar decodes a JSON scalar, numbers as json.Number; nil for an
+// object, a list or anything unreadable.
+func scalar(raw []byte) any {
+	if len(raw) == 0 || raw[0] == '{' || raw[0] == '[' {
+		return nil
 	}
-	out := make(map[string]any, len(m))
-	for k, x := range m {
-		if x == nil {
-			continue // null: absent
-		}
-		ft, known := jsonField(t, k)
-		if !known {
-			out[k] = x
-			continue
-		}
-		n, err := normalize(x, ft, joinPath(path, k))
-		if err != nil {
-			return nil, err
-		}
-		if n != nil {
-			out[k] = n
-		}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return nil
 	}
-	return out, nil
+	return v
 }
 
-// jsonField finds the type of the field of struct t that encoding/json
-// would decode the key name into: an exact tag match first, then a
-// case-insensitive one, as encoding/json does.
-func jsonField(t reflect.Type, name string) (reflect.Type, bool) {
+// jsonField finds the field of struct t that encoding/json would decode
+// the key name into (an exact match first, then a case-insensitive one, as
+// encoding/json does): its type and its JSON name.
+func jsonField(t reflect.Type, name string) (reflect.Type, string, bool) {
 	var fold reflect.Type
+	var foldName string
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if !f.IsExported() {
@@ -333,13 +352,13 @@ func jsonField(t reflect.Type, name string) (reflect.Type, bool) {
 			key = f.Name
 		}
 		if key == name {
-			return f.Type, true
+			return f.Type, key, true
 		}
 		if fold == nil && strings.EqualFold(key, name) {
-			fold = f.Type
+			fold, foldName = f.Type, key
 		}
 	}
-	return fold, fold != nil
+	return fold, foldName, fold != nil
 }
 
 func joinPath(path, key string) string {
@@ -420,8 +439,17 @@ func readPage(raw json.RawMessage) int {
 // maxExcerpt bounds how much of an offending value an error quotes.
 const maxExcerpt = 40
 
-// excerpt quotes a value for an error message, shortened.
+// excerpt quotes a value of an answer for an error message, shortened.
 func excerpt(v any) string {
+	if raw, ok := v.([]byte); ok {
+		switch {
+		case len(raw) > 0 && raw[0] == '{':
+			return "an object"
+		case len(raw) > 0 && raw[0] == '[':
+			return "a list"
+		}
+		v = scalar(raw)
+	}
 	var s string
 	switch x := v.(type) {
 	case map[string]any:

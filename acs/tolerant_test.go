@@ -49,6 +49,7 @@ func TestDecodeTolerant(t *testing.T) {
 		{"refs as bare ids", `{"id":1,"author":5,"categories":["2",3]}`, Content{ID: 1, Author: &Ref{ID: 5}, Categories: []Ref{{ID: 2}, {ID: 3}}}},
 		{"one ref where a list is due", `{"id":1,"segments":{"id":4}}`, Content{ID: 1, Segments: []Ref{{ID: 4}}}},
 		{"string given as a number", `{"id":1,"external_id":12345}`, Content{ID: 1, ExternalID: ptr("12345")}},
+		{"keys in another case", `{"ID":"7","Title":"T"}`, Content{ID: 7, Title: ptr("T")}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,6 +98,7 @@ func TestDecodeUnreadable(t *testing.T) {
 		{"id not a number", `{"data":{"id":"ten"}}`, "id", "id", `field id: "ten" is not an integer`},
 		{"fractional id", `{"data":{"id":1.5}}`, "id", "id", "field id: 1.5 is not an integer"},
 		{"nested id", `{"data":{"id":1,"categories":[{"id":2},{"id":"x"}]}}`, "categories[1].id", "categories.id", `field categories[1].id: "x" is not an integer`},
+		{"key in another case", `{"data":{"Id":"ten"}}`, "id", "id", `field id: "ten" is not an integer`},
 		{"bad boolean", `{"data":{"id":1,"private":"maybe"}}`, "private", "private", `field private: "maybe" is not a boolean`},
 		{"bad timestamp", `{"data":{"id":1,"publish_date_utc":"yesterday"}}`, "publish_date_utc", "publish_date_utc", `field publish_date_utc: "yesterday" is not a timestamp`},
 		{"not JSON", `<html>oops</html>`, "", "body", "not JSON"},
