@@ -48,6 +48,7 @@ func builtin(version string) Config {
 			Interval:        ptr(Duration(15 * time.Minute)),
 			InitialItems:    ptr(10),
 			RecreateDeleted: ptr(false),
+			Format:          ptr("auto"),
 			Mapping: Mapping{
 				Type:                   "story",
 				PassUnmappedCategories: ptr(false),
@@ -55,6 +56,12 @@ func builtin(version string) Config {
 				TitleMax:               ptr(250),
 				SummaryMax:             ptr(500),
 				FetchOGImage:           ptr(false),
+				ICal: ICal{
+					Window:      ptr(Duration(90 * 24 * time.Hour)),
+					WindowBack:  ptr(Duration(24 * time.Hour)),
+					OnCancel:    ptr("delete"),
+					InitialPast: ptr(false),
+				},
 			},
 		},
 	}
@@ -128,7 +135,9 @@ func inheritValue(dst, src reflect.Value) {
 		if !f.IsExported() {
 			continue
 		}
-		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+		// Embedded settings, and sub-sections that are plain structs
+		// (ical), are inherited key by key.
+		if f.Type.Kind() == reflect.Struct && !reflect.PointerTo(f.Type).Implements(textUnmarshalerType) {
 			inheritValue(dst.Field(i), src.Field(i))
 			continue
 		}

@@ -33,9 +33,11 @@ func TestBuiltinDefaults(t *testing.T) {
 	}
 	settings := FeedSettings{
 		Enabled: ptr(true), Interval: ptr(d("15m")), InitialItems: ptr(10), RecreateDeleted: ptr(false),
+		Format: ptr("auto"),
 		Mapping: Mapping{
 			Type: "story", PassUnmappedCategories: ptr(false), CreateCategories: ptr(false),
 			TitleMax: ptr(250), SummaryMax: ptr(500), FetchOGImage: ptr(false),
+			ICal: ICal{Window: ptr(d("90d")), WindowBack: ptr(d("1d")), OnCancel: ptr("delete"), InitialPast: ptr(false)},
 		},
 	}
 	want.Defaults = settings

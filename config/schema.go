@@ -172,7 +172,11 @@ type FeedSettings struct {
 	// RecreateDeleted: when an update answers 404 (deleted on the service),
 	// post the item again instead of recording it as removed (default false).
 	RecreateDeleted *bool `yaml:"recreate_deleted"`
-	Mapping         `yaml:",inline"`
+	// Format is what the URL serves: auto (detected: iCalendar from a
+	// text/calendar type or a BEGIN:VCALENDAR body, else RSS, Atom or JSON
+	// Feed), feed (RSS, Atom or JSON Feed only) or ical (iCalendar only).
+	Format  *string `yaml:"format"`
+	Mapping `yaml:",inline"`
 }
 
 // Mapping says how a feed's items become content. See package transform.
@@ -241,6 +245,26 @@ type Mapping struct {
 	Event *EventFields `yaml:"event"`
 	// Need says where needs' data is in the items, for type need.
 	Need *NeedFields `yaml:"need"`
+	// ICal says how an iCalendar feed's events are published. Its keys are
+	// inherited one by one.
+	ICal ICal `yaml:"ical"`
+}
+
+// ICal configures iCalendar (RFC 5545) feeds, whose VEVENTs become Events.
+type ICal struct {
+	// Window is how far ahead recurring events are expanded into
+	// occurrences, each its own Event.
+	Window *Duration `yaml:"window"`
+	// WindowBack is how far back occurrences are still mapped (so an
+	// ongoing or just-ended event is updated rather than forgotten).
+	WindowBack *Duration `yaml:"window_back"`
+	// OnCancel is what happens to a published event marked
+	// STATUS:CANCELLED, or gone from the calendar while still in the
+	// future: delete (DELETE at the API, once) or keep (left as it is).
+	OnCancel *string `yaml:"on_cancel"`
+	// InitialPast publishes occurrences that already ended when the worker
+	// first sees them; false records them as seen only.
+	InitialPast *bool `yaml:"initial_past"`
 }
 
 // TypeRule picks a content type for items matching an expression.

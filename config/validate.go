@@ -325,6 +325,8 @@ func (c checker) settings(prefix string, s FeedSettings) {
 	if m.Need != nil {
 		c.notNegative(at("need.default_quantity"), m.Need.DefaultQuantity)
 	}
+	c.format(at("format"), s.Format)
+	c.ical(prefix, s)
 }
 
 func (c checker) filter(field string, f *Filter) {

@@ -1,0 +1,45 @@
+package config
+
+import "testing"
+
+// TestValidationICal checks format and the ical keys, each with its line.
+func TestValidationICal(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, src string
+		want      []string
+	}{
+		{"format unknown", head + feed + "    format: ics\n", []string{`7: feeds[0].format: unknown format "ics" (want auto, feed or ical)`}},
+		{"format ok", head + feed + "    format: ical\n    type: event\n", nil},
+		{"format ical with story", head + feed + "    format: ical\n    type: story\n", []string{`8: feeds[0].type: an ical feed publishes events`}},
+		{"window zero", head + feed + "    ical:\n      window: 0s\n", []string{"8: feeds[0].ical.window: must be greater than zero"}},
+		{"window negative", head + feed + "    ical:\n      window: -1h\n", []string{"8: feeds[0].ical.window: invalid duration"}},
+		{"window back zero ok", head + feed + "    ical:\n      window_back: 0s\n", nil},
+		{"on_cancel unknown", head + feed + "    ical:\n      on_cancel: ignore\n", []string{`8: feeds[0].ical.on_cancel: unknown value "ignore" (want delete or keep)`}},
+		{"initial_past not bool", head + feed + "    ical:\n      initial_past: sometimes\n", []string{"8: feeds[0].ical.initial_past:"}},
+		{"defaults checked", head + "defaults:\n  ical:\n    on_cancel: drop\n  format: rss\n" + feed,
+			[]string{`6: defaults.ical.on_cancel: unknown value "drop"`, `7: defaults.format: unknown format "rss"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if tt.want == nil {
+				mustParse(t, tt.src, nil)
+				return
+			}
+			wantProblems(t, tt.src, nil, tt.want...)
+		})
+	}
+}
+
+// TestICalInheritsKeyByKey: a feed that sets one ical key keeps the
+// others from the defaults section and the built-in defaults.
+func TestICalInheritsKeyByKey(t *testing.T) {
+	t.Parallel()
+	cfg := mustParse(t, head+"defaults:\n  ical:\n    window: 30d\n"+feed+"    ical:\n      on_cancel: keep\n", nil)
+	ic := cfg.Feeds[0].ICal
+	if ic.Window == nil || ic.Window.D().Hours() != 30*24 || ic.WindowBack == nil || ic.WindowBack.D().Hours() != 24 ||
+		ic.OnCancel == nil || *ic.OnCancel != "keep" || ic.InitialPast == nil || *ic.InitialPast {
+		t.Errorf("feed ical = %+v, want window 30d (defaults), window_back 1d (built in), on_cancel keep, initial_past false", ic)
+	}
+}
