@@ -45,9 +45,9 @@ func (p *Poller) poll(ctx context.Context, j job) PollResult {
 		}
 	}
 	class := p.finish(j, res, err, loaded, elapsed)
-	if res != nil && res.Feed != nil {
+	if res != nil && (res.Feed != nil || res.Calendar != nil) {
 		r := *res
-		r.Feed = nil
+		r.Feed, r.Calendar = nil, nil
 		res = &r
 	}
 	return PollResult{FeedID: id, Class: class, Err: err, Result: res}
