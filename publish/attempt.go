@@ -56,6 +56,8 @@ func (p *Publisher) deliver(soft, hard context.Context, j job, ops chan<- *store
 		log.Info("published", append(attrs, "outcome", r.outcome, "content_id", r.s.ContentID)...)
 	case "removed":
 		log.Warn("content deleted on the service; left alone", append(attrs, "cause", r.err)...)
+	case "deleted":
+		log.Info("withdrawn at the source; deleted on the service", append(attrs, "content_id", r.s.ContentID)...)
 	case "dead_letter":
 		lv := slog.LevelError
 		if quiet {
@@ -213,9 +215,12 @@ func (p *Publisher) attempt(ctx context.Context, log *slog.Logger, j job, ops ch
 	// A mark found by the claim: an earlier POST may have reached the
 	// service (an ambiguous failure, or a crash between send and record).
 	pendingBefore := j.Record.PendingHash != ""
-	send, err := p.prepare(ctx, log, j.Claimed, &env)
-	if err != nil {
-		return p.failed(j, cmp.Or(j.Record.Type, pl.Type), err, pendingBefore)
+	var send *transform.Payload
+	if !pl.Cancelled {
+		var err error
+		if send, err = p.prepare(ctx, log, j.Claimed, &env); err != nil {
+			return p.failed(j, cmp.Or(j.Record.Type, pl.Type), err, pendingBefore)
+		}
 	}
 
 	// The check right before sending: the claim is still ours (a long
@@ -250,13 +255,16 @@ func (p *Publisher) attempt(ctx context.Context, log *slog.Logger, j job, ops ch
 	if !pendingBefore && pending == j.Hash {
 		pending = ""
 	}
+	if pl.Cancelled {
+		return p.remove(ctx, j, rec, pending, pl)
+	}
 
 	if rec.ContentID != 0 {
 		// Published before: PUT the new version to the type the content
 		// has on the service.
 		typ := cmp.Or(rec.Type, pl.Type)
 		send.Type = typ
-		err = p.api.Update(ctx, rec.ContentID, send)
+		err := p.api.Update(ctx, rec.ContentID, send)
 		if err == nil || errors.Is(err, acs.ErrUnreadable) {
 			// A 2xx answer says the update was applied; its body, which
 			// nothing here needs, may be unreadable (err is noted).

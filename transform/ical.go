@@ -164,6 +164,7 @@ func (m *Mapping) MapCalendar(cal *ical.Calendar, now time.Time) []Result {
 			continue
 		}
 		if j, dup := seen[r.Payload.ExternalID]; dup {
+			r.SkippedID = r.Payload.ExternalID
 			r.Payload, r.Skip = nil, fmt.Sprintf("duplicate: same external id as event %d of this calendar", j+1)
 			continue
 		}
@@ -185,6 +186,12 @@ func zoneName(m *Mapping) string {
 func (m *Mapping) mapOccurrence(r *Result, feed *gofeed.Feed, o occurrence, cancelAll bool) {
 	c := o.comp
 	cancelled := cancelAll || strings.EqualFold(propText(c.Props, ical.PropStatus), "CANCELLED")
+	id := externalID(m.feedID, o.key)
+	defer func() {
+		if r.Payload == nil {
+			r.SkippedID = id
+		}
+	}()
 	if cancelled && m.ical.keepCancelled {
 		r.Skip = "cancelled: ical.on_cancel is keep"
 		return
@@ -208,7 +215,7 @@ func (m *Mapping) mapOccurrence(r *Result, feed *gofeed.Feed, o occurrence, canc
 	ev := &Event{Start: o.start, End: o.end, AllDay: &allDay, TimeZoneID: copyPtr(m.event.timeZoneID),
 		Location: plainText(html.EscapeString(propText(c.Props, ical.PropLocation))), RegistrationURL: link}
 	eventAddress(c, ev)
-	m.mapItem(r, feed, item, externalID(m.feedID, o.key), link, nil, time.Time{}, map[string]*time.Location{}, ev)
+	m.mapItem(r, feed, item, id, link, nil, time.Time{}, map[string]*time.Location{}, ev)
 	if r.Payload != nil && cancelled {
 		r.Payload.Cancelled = true
 		r.Payload.Hash = r.Payload.computeHash()

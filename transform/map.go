@@ -32,6 +32,11 @@ type Result struct {
 	// and the same text on each, so it can be logged once per feed.
 	Warning string
 
+	// SkippedID is the external id of a skipped calendar occurrence
+	// (MapCalendar): it is still in the calendar, so it has not
+	// disappeared from it.
+	SkippedID string
+
 	// requireImage: the mapping has require_image, which ResolveOGImage
 	// applies once the og:image fetch is done.
 	requireImage bool

@@ -55,12 +55,14 @@ func (w *Worker) Handle(ctx context.Context, feed config.Feed, res *feeds.Result
 			err = fmt.Errorf("feed %s: handling panicked: %v", feed.ID, r)
 		}
 	}()
-	payloads, err := w.mapFeed(ctx, feed, res)
+	payloads, icalOpts, err := w.mapFeed(ctx, feed, res)
 	if err != nil {
 		return err
 	}
 	v := dedupe.Validators{ETag: res.Validators.ETag, LastModified: res.Validators.LastModified}
-	counts, err := w.pub.Accept(ctx, feed.ID, payloads, v, w.feedOptions(feed))
+	opts := w.feedOptions(feed)
+	opts.ICal = icalOpts
+	counts, err := w.pub.Accept(ctx, feed.ID, payloads, v, opts)
 	if err != nil {
 		return fmt.Errorf("feed %s: hand items to the outbox: %w", feed.ID, err)
 	}
@@ -70,13 +72,25 @@ func (w *Worker) Handle(ctx context.Context, feed config.Feed, res *feeds.Result
 }
 
 // mapFeed maps a fetched document, counts what was filtered or failed, and
-// fills og:images where the mapping asks for them.
-func (w *Worker) mapFeed(ctx context.Context, feed config.Feed, res *feeds.Result) ([]transform.Payload, error) {
+// fills og:images where the mapping asks for them. For an iCalendar
+// document it also returns the publisher's calendar options.
+func (w *Worker) mapFeed(ctx context.Context, feed config.Feed, res *feeds.Result) ([]transform.Payload, *publish.ICalOptions, error) {
 	m := w.mapping(feed.ID)
 	if m == nil {
-		return nil, fmt.Errorf("feed %s: no mapping (config reloaded during the poll?)", feed.ID)
+		return nil, nil, fmt.Errorf("feed %s: no mapping (config reloaded during the poll?)", feed.ID)
 	}
-	results := m.Map(res.Feed, w.now())
+	if err := checkFormat(feed, res); err != nil {
+		return nil, nil, err
+	}
+	now := w.now()
+	var results []transform.Result
+	var icalOpts *publish.ICalOptions
+	if res.Calendar != nil {
+		results = m.MapCalendar(res.Calendar, now)
+		icalOpts = calendarOptions(feed, m, results, now)
+	} else {
+		results = m.Map(res.Feed, now)
+	}
 	var needOG []int
 	for i, r := range results {
 		if r.NeedsOGImage {
@@ -113,7 +127,7 @@ func (w *Worker) mapFeed(ctx context.Context, feed config.Feed, res *feeds.Resul
 			payloads = append(payloads, *r.Payload)
 		}
 	}
-	return payloads, nil
+	return payloads, icalOpts, nil
 }
 
 // fetchOGImages looks up the article pages of items without an image, a few
@@ -193,9 +207,11 @@ func (w *Worker) Backfill(ctx context.Context, feedID string, since time.Time) (
 	if err != nil {
 		return publish.Counts{}, err
 	}
-	payloads, err := w.mapFeed(ctx, *feed, res)
+	payloads, icalOpts, err := w.mapFeed(ctx, *feed, res)
 	if err != nil {
 		return publish.Counts{}, err
 	}
-	return w.pub.Backfill(ctx, feedID, payloads, since, w.feedOptions(*feed))
+	opts := w.feedOptions(*feed)
+	opts.ICal = icalOpts
+	return w.pub.Backfill(ctx, feedID, payloads, since, opts)
 }
