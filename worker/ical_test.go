@@ -188,6 +188,15 @@ func TestCalendarGoogleEndToEnd(t *testing.T) {
 		apiEvent{"Story Time", "2026-03-31 14:00:00", "2026-03-31 15:30:00", false},
 	)
 
+	// Someone deletes film night on the service first: the worker's
+	// DELETE then meets a 404, which means done.
+	for _, it := range e.sb.AllContent() {
+		if it.Title == "Film Night: Casablanca" {
+			e.deleteEvent(t, it.ID)
+		}
+	}
+	e.took()
+
 	// Film night is cancelled, March 31 is dropped from the series (an
 	// EXDATE: it disappears while still ahead), the override is renamed.
 	cal = strings.Replace(cal, "SUMMARY:Film Night: Casablanca", "SUMMARY:Film Night: Casablanca\r\nSTATUS:CANCELLED\r\nSEQUENCE:1", 1)
@@ -292,4 +301,35 @@ func TestCalendarFormatMismatch(t *testing.T) {
 		t.Errorf("Once = %v, want a format error", err)
 	}
 	wantRequests(t, "format feed", e.took())
+}
+
+// deleteEvent deletes an event on the sandbox as another client would.
+func (e *calendarEnv) deleteEvent(t *testing.T, id int64) {
+	t.Helper()
+	form := strings.NewReader("grant_type=client_credentials")
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, e.sbURL+"/oauth/token", form)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth("sandbox", testSecret)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	err = json.NewDecoder(res.Body).Decode(&tok)
+	res.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ = http.NewRequestWithContext(t.Context(), http.MethodDelete, fmt.Sprintf("%s/v3/event/%d", e.sbURL, id), nil)
+	req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNoContent {
+		t.Fatalf("delete event %d: %s", id, res.Status)
+	}
 }
