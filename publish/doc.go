@@ -168,7 +168,7 @@
 // failed for payloads Accept drops; shared with the worker, which counts
 // filtered and its own failed),
 // feedworker_publish_requests_total{type,outcome} (created, updated,
-// recovered, retry, dead_letter, removed),
+// recovered, retry, dead_letter, removed, deleted),
 // feedworker_store_operation_duration_seconds{op} (op renew_claim is the
 // check before a send that needed its own round trip),
 // feedworker_store_errors_total{op}, feedworker_outbox_depth and

@@ -26,7 +26,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"feed", "outcome"}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "feedworker_publish_requests_total",
-			Help: "Deliveries to the API by content type and outcome: created, updated, recovered, retry, dead_letter, removed.",
+			Help: "Deliveries to the API by content type and outcome: created, updated, recovered, retry, dead_letter, removed, deleted.",
 		}, []string{"type", "outcome"}),
 		storeDur: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "feedworker_store_operation_duration_seconds",
