@@ -42,7 +42,12 @@ func builtin(version string) Config {
 			ShutdownGrace: Duration(30 * time.Second),
 		},
 		Admin: Admin{Listen: "127.0.0.1:9090"},
-		Log:   Log{Level: "info", Format: "text"},
+		WebSub: WebSub{
+			Listen:           ":8091",
+			Lease:            Duration(7 * 24 * time.Hour),
+			FallbackInterval: Duration(6 * time.Hour),
+		},
+		Log: Log{Level: "info", Format: "text"},
 		Defaults: FeedSettings{
 			Enabled:         ptr(true),
 			Interval:        ptr(Duration(15 * time.Minute)),

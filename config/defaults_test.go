@@ -28,6 +28,7 @@ func TestBuiltinDefaults(t *testing.T) {
 		},
 		Publish: Publish{Workers: 8, MaxBackoff: d("1h"), ClaimTTL: d("5m"), LeaseTTL: d("1m"), ShutdownGrace: d("30s")},
 		Admin:   Admin{Listen: "127.0.0.1:9090"},
+		WebSub:  WebSub{Listen: ":8091", Lease: d("7d"), FallbackInterval: d("6h")},
 		Log:     Log{Level: "info", Format: "text"},
 		File:    "feeds.yaml",
 	}

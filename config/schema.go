@@ -19,6 +19,7 @@ type Config struct {
 	HTTP    HTTP    `yaml:"http"`
 	Publish Publish `yaml:"publish"`
 	Admin   Admin   `yaml:"admin"`
+	WebSub  WebSub  `yaml:"websub"`
 	Log     Log     `yaml:"log"`
 	// Defaults apply to every feed that does not set the same key itself.
 	Defaults FeedSettings `yaml:"defaults"`
@@ -140,6 +141,24 @@ type Admin struct {
 	Listen string `yaml:"listen"`
 	// Pprof exposes net/http/pprof under /debug/pprof/ (default false).
 	Pprof bool `yaml:"pprof"`
+}
+
+// WebSub subscribes to the hubs of feeds that name one (W3C WebSub), so
+// that new items are pushed to the worker instead of waiting for a poll.
+type WebSub struct {
+	// PublicURL is the address at which hubs reach the callback listener,
+	// as seen from outside (a reverse proxy's URL, say); each feed's
+	// callback is this URL plus "/" and the feed id. Empty turns WebSub off.
+	PublicURL string `yaml:"public_url"`
+	// Listen is the host:port of the callback listener.
+	Listen string `yaml:"listen"`
+	// Lease is the subscription lifetime asked of hubs (hub.lease_seconds);
+	// subscriptions are renewed before the lease the hub granted ends.
+	Lease Duration `yaml:"lease"`
+	// FallbackInterval is how often a feed with a live subscription is
+	// still polled, in case its hub fails (never more often than its own
+	// interval).
+	FallbackInterval Duration `yaml:"fallback_interval"`
 }
 
 // Log configures log/slog output.

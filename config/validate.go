@@ -58,6 +58,7 @@ func validate(cfg *Config, probs *Problems, broken map[string]bool) {
 	c.http(cfg.HTTP)
 	c.publish(cfg.Publish)
 	c.admin(cfg.Admin)
+	c.websub(cfg.WebSub, cfg.Admin)
 	c.log(&cfg.Log)
 	c.settings("defaults", cfg.Defaults)
 	c.feeds(cfg.Feeds)
