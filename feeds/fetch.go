@@ -53,6 +53,9 @@ type Result struct {
 	// Calendar is the parsed iCalendar document (see isCalendar), when
 	// the URL served one.
 	Calendar *ical.Calendar
+	// Hub and Topic are the WebSub hub the feed names and the topic URL it
+	// is known by there (see discoverHub); empty when it names no hub.
+	Hub, Topic string
 	// Validators to send next time. On a 304 they are the ones sent.
 	Validators Validators
 	// URL is the final URL after redirects.
@@ -293,6 +296,9 @@ func (f *Fetcher) fetchHTTP(ctx context.Context, u *url.URL, v Validators) (*Res
 		return res, err
 	}
 	res.Feed, res.Calendar = feed, cal
+	if feed != nil {
+		res.Hub, res.Topic = discoverHub(resp.Header, feed)
+	}
 	res.Validators = Validators{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}
 	res.Hint = max(feedHint(feed), headerHint(resp.Header, now))
 	return res, nil
