@@ -56,6 +56,13 @@ type Result struct {
 	// Hub and Topic are the WebSub hub the feed names and the topic URL it
 	// is known by there (see discoverHub); empty when it names no hub.
 	Hub, Topic string
+	// MinInterval is set by the Handler: the least time to the next poll
+	// (a feed its hub pushes is polled at the WebSub fallback interval).
+	// The schedule keeps it until the next 200.
+	MinInterval time.Duration
+	// Partial marks a document that may hold only some of the feed's items
+	// (a WebSub push): nothing may be concluded from what it lacks.
+	Partial bool
 	// Validators to send next time. On a 304 they are the ones sent.
 	Validators Validators
 	// URL is the final URL after redirects.

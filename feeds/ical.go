@@ -56,3 +56,13 @@ func parseAny(body []byte, contentType string, maxSize int64) (*gofeed.Feed, *ic
 	feed, err := parse(body, contentType, maxSize)
 	return feed, nil, err
 }
+
+// ParseDocument parses a document that did not come from a fetch (a
+// WebSub push): iCalendar or a feed, as parseAny tells them apart.
+func ParseDocument(body []byte, contentType string) (*Result, error) {
+	feed, cal, err := parseAny(body, contentType, DefaultMaxBodySize)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Feed: feed, Calendar: cal, ContentType: contentType, Bytes: int64(len(body))}, nil
+}

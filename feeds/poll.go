@@ -141,7 +141,7 @@ func (p *Poller) finish(j job, res *Result, err error, loaded bool, elapsed time
 		// parsed, and the handler made the items durable.
 		fs.validators, fs.validatorsKnown, fs.freshURL = res.Validators, true, false
 		fs.items += int64(items)
-		fs.ttl = feedHint(res.Feed)
+		fs.ttl = max(feedHint(res.Feed), res.MinInterval)
 	case class == ClassStore && !fs.freshURL:
 		// The store may or may not hold what Handle tried to write; ask it.
 		fs.validatorsKnown = false

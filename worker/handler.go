@@ -66,6 +66,7 @@ func (w *Worker) Handle(ctx context.Context, feed config.Feed, res *feeds.Result
 	if err != nil {
 		return fmt.Errorf("feed %s: hand items to the outbox: %w", feed.ID, err)
 	}
+	w.afterPoll(ctx, feed, res)
 	w.log.Debug("feed handled", "feed", feed.ID, "items", len(payloads), "new", counts.New,
 		"updated", counts.Updated, "duplicate", counts.Duplicate, "seen", counts.Seen)
 	return nil
@@ -87,7 +88,7 @@ func (w *Worker) mapFeed(ctx context.Context, feed config.Feed, res *feeds.Resul
 	var icalOpts *publish.ICalOptions
 	if res.Calendar != nil {
 		results = m.MapCalendar(res.Calendar, now)
-		icalOpts = calendarOptions(feed, m, results, now)
+		icalOpts = calendarOptions(feed, m, results, now, res.Partial)
 	} else {
 		results = m.Map(res.Feed, now)
 	}

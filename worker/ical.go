@@ -33,8 +33,8 @@ func checkFormat(feed config.Feed, res *feeds.Result) error {
 
 // calendarOptions are the publisher's settings for one poll of an
 // iCalendar feed.
-func calendarOptions(feed config.Feed, m *transform.Mapping, results []transform.Result, now time.Time) *publish.ICalOptions {
-	o := &publish.ICalOptions{Now: now}
+func calendarOptions(feed config.Feed, m *transform.Mapping, results []transform.Result, now time.Time, partial bool) *publish.ICalOptions {
+	o := &publish.ICalOptions{Now: now, Incomplete: partial}
 	if feed.ICal.InitialPast != nil {
 		o.InitialPast = *feed.ICal.InitialPast
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/feedworker/feedworker/publish"
 	"github.com/feedworker/feedworker/sandbox"
 	"github.com/feedworker/feedworker/transform"
+	"github.com/feedworker/feedworker/websub"
 )
 
 // Embedded sandbox credentials: the sandbox's defaults, used only in-process.
@@ -74,7 +75,8 @@ type Worker struct {
 	poller  *feeds.Poller
 	leases  *dedupe.Owner // nil with the embedded store: one process owns every feed
 	og      *transform.OGImageFetcher
-	sandbox *sandbox.Server // the embedded API, when base_url is "embedded"
+	sandbox *sandbox.Server    // the embedded API, when base_url is "embedded"
+	websub  *websub.Subscriber // nil unless websub.public_url is set
 	metrics *metrics
 
 	closers []func() error
@@ -152,6 +154,9 @@ func New(ctx context.Context, o Options) (_ *Worker, err error) {
 	if w.redis != nil {
 		w.leases = dedupe.NewOwner(w.store, owner, cfg.Publish.LeaseTTL.D(), w.log.With("component", "leases"))
 		feedOwner = w.leases
+	}
+	if err := w.openWebSub(o.Registerer, owner); err != nil {
+		return nil, err
 	}
 	w.og = transform.NewOGImageFetcher(transform.OGImageOptions{UserAgent: cfg.HTTP.UserAgent})
 	w.poller, err = feeds.NewPoller(feeds.PollerOptions{
