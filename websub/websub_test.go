@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/feedworker/feedworker/dedupe"
+	"github.com/feedworker/feedworker/internal/websubhub"
 )
 
 // deliveries records what the subscriber hands on.
@@ -81,17 +82,17 @@ const topic = "https://news.example.org/feed.atom"
 // and verification requests nobody asked for are refused.
 func TestSubscribeVerifyDeliver(t *testing.T) {
 	t.Parallel()
-	hub := newTestHub(t)
+	hub := websubhub.New(t)
 	d := &deliveries{bodies: map[string][]string{}}
 	r := newReplica(t, openStore(t), d, "", Options{Lease: 48 * time.Hour})
 	ctx := t.Context()
 	cb := r.sub.Callback("news")
 
-	if err := r.sub.Ensure(ctx, "news", hub.srv.URL, topic); err != nil {
+	if err := r.sub.Ensure(ctx, "news", hub.URL, topic); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the hub's verification", func() bool { return hub.sub(cb).verified == 1 })
-	reqs := hub.requestsOf("subscribe")
+	websubhub.WaitFor(t, "the hub's verification", func() bool { return hub.Sub(cb).Verified == 1 })
+	reqs := hub.Requests("subscribe")
 	if len(reqs) != 1 || reqs[0].Lease != 48*3600 || reqs[0].Topic != topic || len(reqs[0].Secret) != 64 {
 		t.Fatalf("subscribe requests %+v, want one for the topic with lease 172800 and a 32-byte secret", reqs)
 	}
@@ -99,24 +100,24 @@ func TestSubscribeVerifyDeliver(t *testing.T) {
 		t.Errorf("not active after verification")
 	}
 	// Ensure again: the lease runs, nothing is asked.
-	if err := r.sub.Ensure(ctx, "news", hub.srv.URL, topic); err != nil || len(hub.requestsOf("subscribe")) != 1 {
-		t.Errorf("second Ensure: %v, %d requests; want none new", err, len(hub.requestsOf("subscribe")))
+	if err := r.sub.Ensure(ctx, "news", hub.URL, topic); err != nil || len(hub.Requests("subscribe")) != 1 {
+		t.Errorf("second Ensure: %v, %d requests; want none new", err, len(hub.Requests("subscribe")))
 	}
 
-	secret := hub.sub(cb).secret
-	if code := hub.push(cb, secret, "<feed>one</feed>"); code != http.StatusNoContent {
+	secret := hub.Sub(cb).Secret
+	if code := hub.Push(cb, secret, "<feed>one</feed>"); code != http.StatusNoContent {
 		t.Errorf("signed push answered %d, want 204", code)
 	}
-	if code := hub.push(cb, "", "<feed>unsigned</feed>"); code != http.StatusAccepted {
+	if code := hub.Push(cb, "", "<feed>unsigned</feed>"); code != http.StatusAccepted {
 		t.Errorf("unsigned push answered %d, want 202 (acknowledged, dropped)", code)
 	}
-	if code := hub.push(cb, "not-the-secret", "<feed>forged</feed>"); code != http.StatusAccepted {
+	if code := hub.Push(cb, "not-the-secret", "<feed>forged</feed>"); code != http.StatusAccepted {
 		t.Errorf("forged push answered %d, want 202 (acknowledged, dropped)", code)
 	}
 	if got := d.of("news"); len(got) != 1 || got[0] != "<feed>one</feed>" {
 		t.Errorf("delivered %q, want only the signed body", got)
 	}
-	if code := hub.push(r.sub.Callback("other"), secret, "<feed/>"); code != http.StatusGone {
+	if code := hub.Push(r.sub.Callback("other"), secret, "<feed/>"); code != http.StatusGone {
 		t.Errorf("push for a feed without subscription answered %d, want 410", code)
 	}
 	for result, want := range map[string]float64{"ok": 1, "unsigned": 1, "bad_signature": 1, "unknown": 1} {
@@ -148,8 +149,8 @@ func TestSubscribeVerifyDeliver(t *testing.T) {
 // subscription renewed, with the same secret, before it lapses.
 func TestRenewBeforeLeaseEnds(t *testing.T) {
 	t.Parallel()
-	hub := newTestHub(t)
-	hub.grant = 3
+	hub := websubhub.New(t)
+	hub.Grant = 3
 	d := &deliveries{bodies: map[string][]string{}}
 	r := newReplica(t, openStore(t), d, "", Options{CheckEvery: 100 * time.Millisecond})
 	ctx, cancel := context.WithCancel(t.Context())
@@ -157,21 +158,21 @@ func TestRenewBeforeLeaseEnds(t *testing.T) {
 	if err := r.sub.SetFeeds(ctx, []string{"news"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.sub.Ensure(ctx, "news", hub.srv.URL, topic); err != nil {
+	if err := r.sub.Ensure(ctx, "news", hub.URL, topic); err != nil {
 		t.Fatal(err)
 	}
 	cb := r.sub.Callback("news")
-	waitFor(t, "the first verification", func() bool { return hub.sub(cb).verified == 1 })
+	websubhub.WaitFor(t, "the first verification", func() bool { return hub.Sub(cb).Verified == 1 })
 	go r.sub.Run(ctx)
-	waitFor(t, "a renewal", func() bool { return hub.sub(cb).verified >= 2 })
-	reqs := hub.requestsOf("subscribe")
+	websubhub.WaitFor(t, "a renewal", func() bool { return hub.Sub(cb).Verified >= 2 })
+	reqs := hub.Requests("subscribe")
 	if reqs[0].Secret != reqs[1].Secret {
 		t.Errorf("the renewal changed the secret")
 	}
 	if !r.sub.Active(ctx, "news") {
 		t.Errorf("not active after the renewal")
 	}
-	waitFor(t, "the gauge", func() bool { return testutil.ToFloat64(r.sub.m.subs.WithLabelValues("active")) == 1 })
+	websubhub.WaitFor(t, "the gauge", func() bool { return testutil.ToFloat64(r.sub.m.subs.WithLabelValues("active")) == 1 })
 }
 
 // TestReplicasShareOneSubscription: what one replica asked for, another
@@ -179,7 +180,7 @@ func TestRenewBeforeLeaseEnds(t *testing.T) {
 // is unsubscribed, even by a replica that did not subscribe it.
 func TestReplicasShareOneSubscription(t *testing.T) {
 	t.Parallel()
-	hub := newTestHub(t)
+	hub := websubhub.New(t)
 	store := openStore(t)
 	dB := &deliveries{bodies: map[string][]string{}}
 	b := newReplica(t, store, dB, "", Options{Owner: "b"})
@@ -187,16 +188,16 @@ func TestReplicasShareOneSubscription(t *testing.T) {
 	// hub's calls to B.
 	a := newReplica(t, store, &deliveries{bodies: map[string][]string{}}, b.srv.URL+"/websub", Options{Owner: "a"})
 	ctx := t.Context()
-	if err := a.sub.Ensure(ctx, "news", hub.srv.URL, topic); err != nil {
+	if err := a.sub.Ensure(ctx, "news", hub.URL, topic); err != nil {
 		t.Fatal(err)
 	}
 	cb := a.sub.Callback("news")
-	waitFor(t, "verification through replica B", func() bool { return hub.sub(cb).verified == 1 })
+	websubhub.WaitFor(t, "verification through replica B", func() bool { return hub.Sub(cb).Verified == 1 })
 	// B does not subscribe again: the state is shared.
-	if err := b.sub.Ensure(ctx, "news", hub.srv.URL, topic); err != nil || len(hub.requestsOf("subscribe")) != 1 {
-		t.Errorf("replica B's Ensure: %v, %d subscribe requests; want 1", err, len(hub.requestsOf("subscribe")))
+	if err := b.sub.Ensure(ctx, "news", hub.URL, topic); err != nil || len(hub.Requests("subscribe")) != 1 {
+		t.Errorf("replica B's Ensure: %v, %d subscribe requests; want 1", err, len(hub.Requests("subscribe")))
 	}
-	if code := hub.push(cb, hub.sub(cb).secret, "<feed>x</feed>"); code != http.StatusNoContent || len(dB.of("news")) != 1 {
+	if code := hub.Push(cb, hub.Sub(cb).Secret, "<feed>x</feed>"); code != http.StatusNoContent || len(dB.of("news")) != 1 {
 		t.Errorf("push through B: %d, delivered %q", code, dB.of("news"))
 	}
 
@@ -204,17 +205,17 @@ func TestReplicasShareOneSubscription(t *testing.T) {
 	if err := b.sub.SetFeeds(ctx, []string{"weather"}); err != nil {
 		t.Fatal(err)
 	}
-	if reqs := hub.requestsOf("unsubscribe"); len(reqs) != 1 || reqs[0].Callback != cb {
+	if reqs := hub.Requests("unsubscribe"); len(reqs) != 1 || reqs[0].Callback != cb {
 		t.Fatalf("unsubscribe requests %+v, want one for %s", reqs, cb)
 	}
-	waitFor(t, "the unsubscribe verification", func() bool { s := hub.sub(cb); return s.verified == 2 && !s.active })
+	websubhub.WaitFor(t, "the unsubscribe verification", func() bool { s := hub.Sub(cb); return s.Verified == 2 && !s.Active })
 	if a.sub.Active(ctx, "news") {
 		t.Errorf("still active after unsubscribing")
 	}
-	if code := hub.push(cb, hub.sub(cb).secret, "<feed>late</feed>"); code != http.StatusGone {
+	if code := hub.Push(cb, hub.Sub(cb).Secret, "<feed>late</feed>"); code != http.StatusGone {
 		t.Errorf("push after unsubscribing answered %d, want 410", code)
 	}
-	if err := b.sub.SetFeeds(ctx, []string{"weather"}); err != nil || len(hub.requestsOf("unsubscribe")) != 1 {
+	if err := b.sub.SetFeeds(ctx, []string{"weather"}); err != nil || len(hub.Requests("unsubscribe")) != 1 {
 		t.Errorf("second SetFeeds: %v; want no new unsubscribe", err)
 	}
 }

@@ -1,4 +1,8 @@
-package websub
+// Package websubhub is the subscriber-facing half of a W3C WebSub hub, for
+// tests: it takes subscription requests, verifies the subscriber's intent
+// at its callback with a random challenge that must come back, and
+// distributes content signed with each subscription's secret.
+package websubhub
 
 import (
 	"bytes"
@@ -17,46 +21,51 @@ import (
 	"time"
 )
 
-// testHub is the subscriber-facing half of a W3C WebSub hub: it takes
-// subscription requests, verifies the subscriber's intent at its callback
-// (with a random challenge, which must come back), and distributes
-// content signed with the subscription's secret.
-type testHub struct {
-	t     *testing.T
-	srv   *httptest.Server
-	grant int64 // lease_seconds granted; 0 grants what was asked
+// Hub is a running test hub.
+type Hub struct {
+	t *testing.T
+	// URL is the hub's address, what feeds name in rel="hub".
+	URL string
+	srv *httptest.Server
+	// Grant is the lease_seconds the hub grants; 0 grants what was asked.
+	// Set it before the first subscription.
+	Grant int64
 
 	mu       sync.Mutex
-	requests []hubRequest
-	subs     map[string]*hubSub // by callback
+	requests []Request
+	subs     map[string]*Sub // by callback
 }
 
-type hubRequest struct {
+// Request is a subscription request the hub received.
+type Request struct {
 	Mode, Topic, Callback, Secret string
 	Lease                         int64
 }
 
-type hubSub struct {
-	topic, secret string
-	verified      int // successful verifications
-	refused       int // verifications the subscriber did not confirm
-	active        bool
+// Sub is the hub's view of one callback's subscription.
+type Sub struct {
+	Topic, Secret string
+	Verified      int // successful verifications of intent
+	Refused       int // verifications the subscriber did not confirm
+	Active        bool
 }
 
-func newTestHub(t *testing.T) *testHub {
-	h := &testHub{t: t, subs: map[string]*hubSub{}}
+// New starts a hub, stopped when the test ends.
+func New(t *testing.T) *Hub {
+	h := &Hub{t: t, subs: map[string]*Sub{}}
 	h.srv = httptest.NewServer(http.HandlerFunc(h.serve))
+	h.URL = h.srv.URL
 	t.Cleanup(h.srv.Close)
 	return h
 }
 
-func (h *testHub) serve(w http.ResponseWriter, r *http.Request) {
+func (h *Hub) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.ParseForm() != nil {
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
 	lease, _ := strconv.ParseInt(r.PostForm.Get("hub.lease_seconds"), 10, 64)
-	req := hubRequest{Mode: r.PostForm.Get("hub.mode"), Topic: r.PostForm.Get("hub.topic"),
+	req := Request{Mode: r.PostForm.Get("hub.mode"), Topic: r.PostForm.Get("hub.topic"),
 		Callback: r.PostForm.Get("hub.callback"), Secret: r.PostForm.Get("hub.secret"), Lease: lease}
 	if req.Callback == "" || req.Topic == "" || (req.Mode != "subscribe" && req.Mode != "unsubscribe") {
 		http.Error(w, "missing hub.callback, hub.topic or hub.mode", http.StatusBadRequest)
@@ -70,11 +79,11 @@ func (h *testHub) serve(w http.ResponseWriter, r *http.Request) {
 	go h.verify(req)
 }
 
-func (h *testHub) verify(req hubRequest) {
+func (h *Hub) verify(req Request) {
 	challenge := fmt.Sprintf("challenge-%d", time.Now().UnixNano())
 	granted := req.Lease
-	if h.grant > 0 {
-		granted = h.grant
+	if h.Grant > 0 {
+		granted = h.Grant
 	}
 	q := url.Values{"hub.mode": {req.Mode}, "hub.topic": {req.Topic}, "hub.challenge": {challenge}}
 	if req.Mode == "subscribe" {
@@ -91,31 +100,35 @@ func (h *testHub) verify(req hubRequest) {
 	defer h.mu.Unlock()
 	s := h.subs[req.Callback]
 	if s == nil {
-		s = &hubSub{}
+		s = &Sub{}
 		h.subs[req.Callback] = s
 	}
 	if !ok {
-		s.refused++
+		s.Refused++
 		return
 	}
-	s.verified++
-	s.topic, s.secret, s.active = req.Topic, req.Secret, req.Mode == "subscribe"
+	s.Verified++
+	s.Topic, s.Active = req.Topic, req.Mode == "subscribe"
+	if s.Active {
+		s.Secret = req.Secret
+	}
 }
 
-// sub returns a copy of the hub's subscription at callback.
-func (h *testHub) sub(callback string) hubSub {
+// Sub returns a copy of the hub's subscription at callback.
+func (h *Hub) Sub(callback string) Sub {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if s := h.subs[callback]; s != nil {
 		return *s
 	}
-	return hubSub{}
+	return Sub{}
 }
 
-func (h *testHub) requestsOf(mode string) []hubRequest {
+// Requests returns the requests of a mode (subscribe, unsubscribe) so far.
+func (h *Hub) Requests(mode string) []Request {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var out []hubRequest
+	var out []Request
 	for _, r := range h.requests {
 		if r.Mode == mode {
 			out = append(out, r)
@@ -124,9 +137,9 @@ func (h *testHub) requestsOf(mode string) []hubRequest {
 	return out
 }
 
-// push distributes body to callback, signed with secret ("" sends no
-// signature), and returns the status.
-func (h *testHub) push(callback, secret, body string) int {
+// Push distributes body to callback, signed with secret ("" sends no
+// signature), and returns the status the subscriber answered.
+func (h *Hub) Push(callback, secret, body string) int {
 	h.t.Helper()
 	req, err := http.NewRequest(http.MethodPost, callback, bytes.NewReader([]byte(body)))
 	if err != nil {
@@ -146,8 +159,9 @@ func (h *testHub) push(callback, secret, body string) int {
 	return resp.StatusCode
 }
 
-// waitFor polls cond until it holds or a generous deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
+// WaitFor polls cond until it holds, or fails the test after a generous
+// deadline: tests wait for conditions, never for a time.
+func WaitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
