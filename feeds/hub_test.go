@@ -1,6 +1,7 @@
 package feeds
 
 import (
+	"errors"
 	"net/http"
 	"testing"
 )
@@ -39,5 +40,18 @@ func TestDiscoverHub(t *testing.T) {
 				t.Errorf("discoverHub = %q, %q; want %q, %q", hub, topic, tt.hub, tt.topic)
 			}
 		})
+	}
+}
+
+// TestParseCalendarBad: go-ical panics on some malformed lines; that, a
+// truncated calendar and a non-calendar are each one *ParseError.
+func TestParseCalendarBad(t *testing.T) {
+	t.Parallel()
+	for _, src := range []string{"0;0=", "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:x\r\n", "BEGIN:VEVENT\r\nEND:VEVENT\r\n", ""} {
+		_, err := ParseCalendar([]byte(src))
+		var pe *ParseError
+		if !errors.As(err, &pe) {
+			t.Errorf("ParseCalendar(%q) = %v, want a *ParseError", src, err)
+		}
 	}
 }

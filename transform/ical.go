@@ -83,7 +83,7 @@ func (m *Mapping) MapCalendar(cal *ical.Calendar, now time.Time) []Result {
 	if m.event.zone != nil {
 		floating = locZone{m.event.zone}
 	}
-	zs := newZones(cal, floating)
+	zs := newZones(cal, floating, from, to)
 	var warnings []string
 	if name := propText(cal.Props, "X-WR-TIMEZONE"); name != "" {
 		if z, ok := zs.zone(name); ok {

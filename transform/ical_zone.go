@@ -1,6 +1,8 @@
 package transform
 
 import (
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -43,37 +45,23 @@ type vtimezone struct{ obs []observance }
 type observance struct {
 	from, to time.Duration
 	start    time.Time // first onset, wall clock in the "from" offset
-	rule     *rrule.RRule
-	rdates   []time.Time
+	// onsets are every onset (DTSTART, its RRULE's and RDATE's), in
+	// order, read once: a zone converts many times per calendar.
+	onsets []time.Time
 }
 
 // maxOnsetScan bounds the onsets read from one observance's rule, so that
-// a hostile rule cannot make a look-up spin.
+// a hostile rule cannot make a zone cost more than this.
 const maxOnsetScan = 4000
 
 // lastOnset is the latest onset of o whose wall time (in o's from-offset)
 // is at or before w; ok is false when there is none.
 func (o *observance) lastOnset(w time.Time) (time.Time, bool) {
-	var best time.Time
-	if !o.start.After(w) {
-		best = o.start
+	i := sort.Search(len(o.onsets), func(i int) bool { return o.onsets[i].After(w) })
+	if i == 0 {
+		return time.Time{}, false
 	}
-	if o.rule != nil {
-		next := o.rule.Iterator()
-		for range maxOnsetScan {
-			t, ok := next()
-			if !ok || t.After(w) {
-				break
-			}
-			best = t
-		}
-	}
-	for _, r := range o.rdates {
-		if !r.After(w) && r.After(best) {
-			best = r
-		}
-	}
-	return best, !best.IsZero()
+	return o.onsets[i-1], true
 }
 
 // current returns the observance in force at a time; at(o) converts that
@@ -116,7 +104,11 @@ func (z *vtimezone) wall(t time.Time) time.Time {
 }
 
 // parseVTimezone reads a VTIMEZONE; nil when it has no usable observance.
-func parseVTimezone(c *ical.Component) *vtimezone {
+// Onsets are read for the years fromYear-2 to toYear+1 only (a calendar is mapped
+// within a window, and its zone rules are written from 1601 or 1970 on):
+// a yearly rule's onsets in a year do not depend on the year it started,
+// so its start moves up to the first year needed.
+func parseVTimezone(c *ical.Component, fromYear, toYear int) *vtimezone {
 	z := &vtimezone{}
 	for _, child := range c.Children {
 		if child.Name != "STANDARD" && child.Name != "DAYLIGHT" {
@@ -132,7 +124,7 @@ func parseVTimezone(c *ical.Component) *vtimezone {
 		if !ok {
 			continue
 		}
-		o := observance{from: from, to: to, start: start}
+		o := observance{from: from, to: to, start: start, onsets: []time.Time{start}}
 		if rr := child.Props.Get(ical.PropRecurrenceRule); rr != nil {
 			if ro, err := rrule.StrToROptionInLocation(rr.Value, time.UTC); err == nil {
 				ro.Dtstart = start
@@ -140,18 +132,30 @@ func parseVTimezone(c *ical.Component) *vtimezone {
 					// UNTIL in UTC: as a wall time in the from-offset.
 					ro.Until = ro.Until.Add(from)
 				}
+				if ro.Freq == rrule.YEARLY && ro.Interval <= 1 && ro.Count == 0 && len(ro.Bymonth) > 0 && start.Year() < fromYear-2 {
+					ro.Dtstart = time.Date(fromYear-2, 1, 1, start.Hour(), start.Minute(), start.Second(), 0, time.UTC)
+				}
 				if r, err := rrule.NewRRule(*ro); err == nil {
-					o.rule = r
+					next := r.Iterator()
+					for range maxOnsetScan {
+						t, ok := next()
+						if !ok || t.Year() > toYear+1 {
+							break
+						}
+						o.onsets = append(o.onsets, t)
+					}
 				}
 			}
 		}
 		for _, p := range child.Props.Values(ical.PropRecurrenceDates) {
-			for _, v := range strings.Split(p.Value, ",") {
+			for v := range strings.SplitSeq(p.Value, ",") {
 				if t, _, ok := wallTime(v); ok {
-					o.rdates = append(o.rdates, t)
+					o.onsets = append(o.onsets, t)
 				}
 			}
 		}
+		slices.SortFunc(o.onsets, time.Time.Compare)
+		o.onsets = slices.CompactFunc(o.onsets, time.Time.Equal)
 		z.obs = append(z.obs, o)
 	}
 	if len(z.obs) == 0 {
@@ -213,6 +217,7 @@ func wallTime(v string) (t time.Time, utc, ok bool) {
 
 // zones resolves TZIDs for one calendar, caching each.
 type zones struct {
+	from, to int // the years of the mapping window
 	vtz      map[string]*ical.Component
 	cache    map[string]zone
 	floating zone // for times without TZID or Z
@@ -221,8 +226,8 @@ type zones struct {
 	unknown map[string]bool
 }
 
-func newZones(cal *ical.Calendar, floating zone) *zones {
-	z := &zones{vtz: map[string]*ical.Component{}, cache: map[string]zone{}, floating: floating, unknown: map[string]bool{}}
+func newZones(cal *ical.Calendar, floating zone, from, to time.Time) *zones {
+	z := &zones{from: from.Year(), to: to.Year(), vtz: map[string]*ical.Component{}, cache: map[string]zone{}, floating: floating, unknown: map[string]bool{}}
 	for _, c := range cal.Children {
 		if c.Name == ical.CompTimezone {
 			if id := strings.TrimSpace(propRaw(c.Props, ical.PropTimezoneID)); id != "" {
@@ -245,7 +250,7 @@ func (z *zones) zone(tzid string) (zone, bool) {
 	}
 	var out zone
 	if c := z.vtz[tzid]; c != nil {
-		if vz := parseVTimezone(c); vz != nil {
+		if vz := parseVTimezone(c, z.from, z.to); vz != nil {
 			out = vz
 		}
 	}
