@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/feedworker/feedworker/config"
 )
 
 // Handler serves the callbacks: GET for the hub's verification of intent,
@@ -69,7 +71,7 @@ func (s *Subscriber) verify(w http.ResponseWriter, r *http.Request, feedID strin
 			http.Error(w, "try again", http.StatusServiceUnavailable)
 			return
 		}
-		s.log.Info("websub: subscription verified", "feed", feedID, "hub", sub.Hub, "lease_seconds", lease)
+		s.log.Info("websub: subscription verified", "feed", feedID, "hub", config.RedactURL(sub.Hub), "lease_seconds", lease)
 	case "unsubscribe":
 		if challenge == "" || sub.State != stateUnsubscribing {
 			s.m.verifications.WithLabelValues(mode, "refused").Inc()
@@ -80,14 +82,14 @@ func (s *Subscriber) verify(w http.ResponseWriter, r *http.Request, feedID strin
 			http.Error(w, "try again", http.StatusServiceUnavailable)
 			return
 		}
-		s.log.Info("websub: unsubscribed", "feed", feedID, "hub", sub.Hub)
+		s.log.Info("websub: unsubscribed", "feed", feedID, "hub", config.RedactURL(sub.Hub))
 	case "denied":
 		sub.State, sub.Reason = stateDenied, q.Get("hub.reason")
 		if err := s.save(ctx, feedID, sub); err != nil {
 			http.Error(w, "try again", http.StatusServiceUnavailable)
 			return
 		}
-		s.log.Warn("websub: the hub denied the subscription; the feed is polled", "feed", feedID, "hub", sub.Hub, "reason", sub.Reason)
+		s.log.Warn("websub: the hub denied the subscription; the feed is polled", "feed", feedID, "hub", config.RedactURL(sub.Hub), "reason", sub.Reason)
 		s.m.verifications.WithLabelValues(mode, "ok").Inc()
 		w.WriteHeader(http.StatusOK)
 		return

@@ -38,6 +38,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/feedworker/feedworker/config"
 	"github.com/feedworker/feedworker/dedupe"
 )
 
@@ -221,7 +222,7 @@ func (s *Subscriber) Ensure(ctx context.Context, feedID, hub, topic string) erro
 	if sub != nil && sub.State == stateActive && (sub.Hub != hub || sub.Topic != topic) {
 		// The feed moved to another hub or topic: leave the old one.
 		if err := s.request(ctx, sub.Hub, "unsubscribe", sub.Topic, feedID, ""); err != nil {
-			s.log.Warn("websub: unsubscribing from the feed's former hub failed", "feed", feedID, "hub", sub.Hub, "err", err)
+			s.log.Warn("websub: unsubscribing from the feed's former hub failed", "feed", feedID, "hub", config.RedactURL(sub.Hub), "err", err)
 		}
 		sub = nil
 	}
@@ -262,7 +263,7 @@ func (s *Subscriber) subscribe(ctx context.Context, feedID, hub, topic string, p
 		return errors.Join(err, s.save(ctx, feedID, next))
 	}
 	s.m.requests.WithLabelValues("subscribe", "accepted").Inc()
-	s.log.Info("websub: subscription requested", "feed", feedID, "hub", hub, "lease", s.o.Lease)
+	s.log.Info("websub: subscription requested", "feed", feedID, "hub", config.RedactURL(hub), "lease", s.o.Lease)
 	return nil
 }
 
@@ -282,7 +283,7 @@ func (s *Subscriber) request(ctx context.Context, hub, mode, topic, feedID, secr
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, hub, strings.NewReader(form.Encode()))
 	if err != nil {
-		return fmt.Errorf("%s at hub %s: %w", mode, hub, err)
+		return fmt.Errorf("%s at hub %s: %w", mode, config.RedactURL(hub), err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	resp, err := s.o.Client.Do(req)
@@ -291,12 +292,12 @@ func (s *Subscriber) request(ctx context.Context, hub, mode, topic, feedID, secr
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return fmt.Errorf("%s at hub %s: %w", mode, hub, err)
+		return fmt.Errorf("%s at hub %s: %w", mode, config.RedactURL(hub), err)
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("%s at hub %s: %s: %s", mode, hub, resp.Status, strings.TrimSpace(string(msg)))
+		return fmt.Errorf("%s at hub %s: %s: %s", mode, config.RedactURL(hub), resp.Status, strings.TrimSpace(string(msg)))
 	}
 	return nil
 }
@@ -337,11 +338,11 @@ func (s *Subscriber) unsubscribe(ctx context.Context, feedID string) error {
 		}
 		if err := s.request(ctx, sub.Hub, "unsubscribe", sub.Topic, feedID, ""); err != nil {
 			s.m.requests.WithLabelValues("unsubscribe", "error").Inc()
-			s.log.Warn("websub: unsubscribe failed; the lease will end by itself", "feed", feedID, "hub", sub.Hub, "err", err)
+			s.log.Warn("websub: unsubscribe failed; the lease will end by itself", "feed", feedID, "hub", config.RedactURL(sub.Hub), "err", err)
 			_ = s.save(ctx, feedID, nil)
 		} else {
 			s.m.requests.WithLabelValues("unsubscribe", "accepted").Inc()
-			s.log.Info("websub: unsubscribe requested: the feed left the config", "feed", feedID, "hub", sub.Hub)
+			s.log.Info("websub: unsubscribe requested: the feed left the config", "feed", feedID, "hub", config.RedactURL(sub.Hub))
 		}
 	} else if sub != nil {
 		_ = s.save(ctx, feedID, nil)
@@ -383,7 +384,7 @@ func (s *Subscriber) check(ctx context.Context) {
 			left := time.Until(time.Unix(sub.Expires, 0))
 			if left <= s.renewBefore(time.Duration(sub.Lease)*time.Second) {
 				if err := s.subscribe(ctx, id, sub.Hub, sub.Topic, sub); err != nil {
-					s.log.Warn("websub: renewing failed", "feed", id, "hub", sub.Hub, "err", err)
+					s.log.Warn("websub: renewing failed", "feed", id, "hub", config.RedactURL(sub.Hub), "err", err)
 				}
 			}
 		}

@@ -46,6 +46,8 @@ func (w *Worker) runWebSub(ctx context.Context, ln net.Listener) error {
 		w.log.Warn("websub: unsubscribing feeds that left the config failed", "err", err)
 	}
 	srv := &http.Server{Handler: w.websub.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	w.websubLive.Store(true)
+	defer w.websubLive.Store(false)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -77,7 +79,10 @@ func configuredIDs(cfg *config.Config) []string {
 // to websub.fallback_interval while its subscription is live. Failures
 // are logged: polling goes on regardless.
 func (w *Worker) afterPoll(ctx context.Context, feed config.Feed, res *feeds.Result) {
-	if w.websub == nil || res.Hub == "" {
+	// Only while the callback is served (run, not once): a hub verifies
+	// at once, and an unanswered verification would leave the
+	// subscription pending.
+	if w.websub == nil || res.Hub == "" || !w.websubLive.Load() {
 		return
 	}
 	topic := cmp.Or(res.Topic, res.URL, feed.URL)

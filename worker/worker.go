@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -77,7 +78,9 @@ type Worker struct {
 	og      *transform.OGImageFetcher
 	sandbox *sandbox.Server    // the embedded API, when base_url is "embedded"
 	websub  *websub.Subscriber // nil unless websub.public_url is set
-	metrics *metrics
+	// websubLive is set while the callback listener serves.
+	websubLive atomic.Bool
+	metrics    *metrics
 
 	closers []func() error
 }
