@@ -71,6 +71,10 @@ func icalOver(pl *transform.Payload, now time.Time) bool {
 	if end.IsZero() {
 		end = pl.Event.Start
 	}
+	if pl.Event.AllDay != nil && *pl.Event.AllDay {
+		// All-day dates name days: the last one ends a day after it starts.
+		end = end.Add(24 * time.Hour)
+	}
 	return end.Before(now)
 }
 
