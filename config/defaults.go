@@ -55,6 +55,8 @@ func builtin(version string) Config {
 				TitleMax:               ptr(250),
 				SummaryMax:             ptr(500),
 				FetchOGImage:           ptr(false),
+				FullText:               ptr("never"),
+				FullTextMinChars:       ptr(500),
 			},
 		},
 	}

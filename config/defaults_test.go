@@ -36,6 +36,7 @@ func TestBuiltinDefaults(t *testing.T) {
 		Mapping: Mapping{
 			Type: "story", PassUnmappedCategories: ptr(false), CreateCategories: ptr(false),
 			TitleMax: ptr(250), SummaryMax: ptr(500), FetchOGImage: ptr(false),
+			FullText: ptr("never"), FullTextMinChars: ptr(500),
 		},
 	}
 	want.Defaults = settings
