@@ -77,6 +77,8 @@ func (w *Worker) mapFeed(ctx context.Context, feed config.Feed, res *feeds.Resul
 		return nil, fmt.Errorf("feed %s: no mapping (config reloaded during the poll?)", feed.ID)
 	}
 	results := m.Map(res.Feed, w.now())
+	// Full text first: the article's picture may spare an og:image lookup.
+	FillFullText(ctx, w.article, w.log, feed.ID, m.FullTextSelector(), results)
 	var needOG []int
 	for i, r := range results {
 		if r.NeedsOGImage {
@@ -128,6 +130,10 @@ func (w *Worker) fetchOGImages(ctx context.Context, feedID string, results []tra
 		r := &results[i]
 		if r.Payload == nil || r.Payload.ExternalURL == "" {
 			r.ResolveOGImage("")
+			continue
+		}
+		if r.Payload.ImageURL != "" { // the full-text article had one
+			r.ResolveOGImage(r.Payload.ImageURL)
 			continue
 		}
 		wg.Add(1)

@@ -25,9 +25,11 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/feedworker/feedworker/acs"
+	"github.com/feedworker/feedworker/article"
 	"github.com/feedworker/feedworker/config"
 	"github.com/feedworker/feedworker/dedupe"
 	"github.com/feedworker/feedworker/feeds"
+	"github.com/feedworker/feedworker/internal/netguard"
 	"github.com/feedworker/feedworker/publish"
 	"github.com/feedworker/feedworker/sandbox"
 	"github.com/feedworker/feedworker/transform"
@@ -74,6 +76,7 @@ type Worker struct {
 	poller  *feeds.Poller
 	leases  *dedupe.Owner // nil with the embedded store: one process owns every feed
 	og      *transform.OGImageFetcher
+	article *article.Fetcher
 	sandbox *sandbox.Server // the embedded API, when base_url is "embedded"
 	metrics *metrics
 
@@ -153,7 +156,14 @@ func New(ctx context.Context, o Options) (_ *Worker, err error) {
 		w.leases = dedupe.NewOwner(w.store, owner, cfg.Publish.LeaseTTL.D(), w.log.With("component", "leases"))
 		feedOwner = w.leases
 	}
-	w.og = transform.NewOGImageFetcher(transform.OGImageOptions{UserAgent: cfg.HTTP.UserAgent})
+	nets, err := netguard.ParsePrefixes(cfg.HTTP.AllowNetworks)
+	if err != nil {
+		return nil, fmt.Errorf("http.allow_networks: %w", err)
+	}
+	w.og = transform.NewOGImageFetcher(transform.OGImageOptions{UserAgent: cfg.HTTP.UserAgent, AllowNetworks: nets})
+	if w.article, err = NewArticleFetcher(cfg.HTTP, o.Registerer); err != nil {
+		return nil, fmt.Errorf("full text fetcher: %w", err)
+	}
 	w.poller, err = feeds.NewPoller(feeds.PollerOptions{
 		HTTP:       cfg.HTTP,
 		Handler:    w,
