@@ -63,6 +63,11 @@ func extractSelector(page []byte, selector string) (string, error) {
 	// descendants; keep only the outermost.
 	sel = sel.NotSelection(sel.Find("*"))
 	sel.Find(noise).Remove()
+	// A region a selector picks still carries in-article ads, share bars
+	// and newsletter boxes; their class or id says what they are.
+	sel.Find("[class], [id]").FilterFunction(func(_ int, s *goquery.Selection) bool {
+		return isBoilerplate(s.AttrOr("class", "") + " " + s.AttrOr("id", ""))
+	}).Remove()
 	var b strings.Builder
 	for i := range sel.Nodes {
 		h, err := goquery.OuterHtml(sel.Eq(i))
@@ -76,6 +81,27 @@ func extractSelector(page []byte, selector string) (string, error) {
 		return "", fmt.Errorf("%w (the selected elements hold no text)", ErrNoContent)
 	}
 	return b.String(), nil
+}
+
+// boilerplateWords are class and id words of page furniture (whole words of
+// a class name split at "-" and "_", so "header" is not an "ad").
+var boilerplateWords = map[string]bool{
+	"ad": true, "ads": true, "advert": true, "advertisement": true, "adslot": true, "sponsor": true,
+	"sponsored": true, "promo": true, "share": true, "sharing": true, "social": true, "related": true,
+	"newsletter": true, "comment": true, "comments": true, "cookie": true, "cookies": true, "gdpr": true,
+	"consent": true, "banner": true, "subscribe": true, "paywall": true, "outbrain": true, "taboola": true,
+}
+
+// isBoilerplate reports whether class and id words name page furniture.
+func isBoilerplate(classAndID string) bool {
+	for _, w := range strings.FieldsFunc(strings.ToLower(classAndID), func(r rune) bool {
+		return r == ' ' || r == '-' || r == '_' || r == '\t' || r == '\n'
+	}) {
+		if boilerplateWords[w] {
+			return true
+		}
+	}
+	return false
 }
 
 // hasText reports whether an HTML fragment shows any text or image.
