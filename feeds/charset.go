@@ -141,15 +141,25 @@ func fixMojibake(s string) string {
 			raw = append(raw, c)
 			j++
 		}
+		nbspAfter := raw[len(raw)-1] == 0xC2 && j < len(runes) && runes[j] == ' '
+		if !mojibakeEvidence(raw) && !nbspAfter {
+			// Right text whose bytes happen to form UTF-8: "doué »" is
+			// é, a no-break space and » (E9 A0 BB).
+			for _, r := range runes[i:j] {
+				b.WriteRune(r)
+			}
+			i = j
+			continue
+		}
 		// raw[k] is runes[i+k]: decode what is valid UTF-8, keep the rest.
 		for k := 0; k < len(raw); {
 			r, size := utf8.DecodeRune(raw[k:])
-			if size > 1 && r != utf8.RuneError {
+			if size > 1 && r != utf8.RuneError && raw[k] != 0xD7 {
 				b.WriteRune(r)
 				k += size
 				continue
 			}
-			if raw[k] == 0xC2 && k == len(raw)-1 && j < len(runes) && runes[j] == ' ' {
+			if nbspAfter && k == len(raw)-1 {
 				// A no-break space (C2 A0) whose second byte a later step
 				// turned into a plain space: "2023Â Review".
 				b.WriteRune('\u00A0')
@@ -163,6 +173,31 @@ func fixMojibake(s string) string {
 		i = j
 	}
 	return b.String()
+}
+
+// mojibakeEvidence reports whether raw, a run of characters mapped back to
+// windows-1252 bytes, holds a UTF-8 sequence that real text almost never
+// shows: one with a continuation byte in 80–9F (read as € ’ “ ” – — … or
+// a C1 control, as in "â€™" and "ÐŸ"), or a two-byte sequence led by Â or Ã
+// ("Ã©", "Â»"). Lead byte D7 ("×") never counts: "10 × 10" is right.
+func mojibakeEvidence(raw []byte) bool {
+	for k := 0; k < len(raw); {
+		r, size := utf8.DecodeRune(raw[k:])
+		if size < 2 || r == utf8.RuneError || raw[k] == 0xD7 {
+			k++
+			continue
+		}
+		if size == 2 && (raw[k] == 0xC2 || raw[k] == 0xC3) {
+			return true
+		}
+		for _, c := range raw[k+1 : k+size] {
+			if c < 0xA0 {
+				return true
+			}
+		}
+		k += size
+	}
+	return false
 }
 
 // maybeMojibake is a quick test: mis-decoded UTF-8 always holds a lead

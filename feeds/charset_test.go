@@ -93,6 +93,9 @@ func TestFixMojibake(t *testing.T) {
 		{"Ça coûte 5 €, â la carte", "Ça coûte 5 €, â la carte"},
 		{"ÂME", "ÂME"},
 		{"Ö and é", "Ö and é"},
+		{"10\u00a0×\u00a010 cm", "10\u00a0×\u00a010 cm"},
+		{"« doué\u00a0», à\u00a0», ï\u00a0¿", "« doué\u00a0», à\u00a0», ï\u00a0¿"},
+		{"InÂ August, Ã\u00a0 la carte", "In\u00a0August, à la carte"},
 		{"", ""},
 	}
 	for _, tt := range tests {
