@@ -192,11 +192,6 @@ func NewFetcher(o Options) (*Fetcher, error) {
 // CloseIdleConnections closes kept-alive connections (at shutdown).
 func (f *Fetcher) CloseIdleConnections() { f.client.CloseIdleConnections() }
 
-// Forget drops the metric series of a feed that left the configuration.
-func (f *Fetcher) Forget(feedID string) {
-	f.fetches.DeletePartialMatch(prometheus.Labels{"feed": feedID})
-}
-
 // Fetch returns the main content of the page at pageURL, extracted with
 // selector ("" for readability); feedID labels the metric. A cached
 // article is returned without a request while fresh, and revalidated with

@@ -1,8 +1,12 @@
 package feeds
 
 import (
+	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/feedworker/feedworker/config"
 )
 
 // TestSniffLegacyCharsets parses documents in legacy charsets that declare
@@ -113,5 +117,27 @@ func TestDoubleEncodedFeed(t *testing.T) {
 	}
 	if got := feed.Items[0].Description; got != "…" {
 		t.Errorf("description = %q, want %q", got, "…")
+	}
+}
+
+// TestPollerLogsCharsetGuess: a poll of an undeclared legacy-charset feed
+// logs the charset the detector chose.
+func TestPollerLogsCharsetGuess(t *testing.T) {
+	t.Parallel()
+	body := readTestdata(t, "feedparser-py__koi8r.xml")
+	srv := newFeedServer(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		w.Header().Set("Content-Type", "application/rss+xml")
+		_, _ = w.Write(body)
+	})
+	h := newTestHandler()
+	p := newTestPoller(t, config.HTTP{}, h, nil)
+	p.Update([]config.Feed{testFeed("k", srv.URL+"/k", time.Hour)})
+	r := pollOne(t, p)
+	if r.Class != ClassOK || r.Result == nil || !strings.HasPrefix(r.Result.Sniffed, "koi8-r") {
+		t.Fatalf("poll: %+v", r)
+	}
+	logs := p.logs.String()
+	if !strings.Contains(logs, "guessed charset") || !strings.Contains(logs, "charset=\"koi8-r (detected KOI8-R") {
+		t.Errorf("no log line with the guess; logs:\n%s", logs)
 	}
 }
