@@ -75,6 +75,9 @@ const (
 	CauseURL       = "bad_url"    // the item's link is not an absolute http(s) URL
 )
 
+// errRedirect marks a redirect the fetcher refused to follow.
+var errRedirect = errors.New("redirect refused")
+
 // Error is a failed article fetch: Cause is one of the causes above.
 type Error struct {
 	Cause string
@@ -157,10 +160,10 @@ func NewFetcher(o Options) (*Fetcher, error) {
 			Transport: transport,
 			CheckRedirect: func(req *http.Request, via []*http.Request) error {
 				if len(via) > maxRedirects {
-					return fmt.Errorf("more than %d redirects", maxRedirects)
+					return fmt.Errorf("%w: more than %d redirects", errRedirect, maxRedirects)
 				}
 				if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
-					return fmt.Errorf("redirect to %q: not http(s)", req.URL.Scheme)
+					return fmt.Errorf("%w: to %q, not http(s)", errRedirect, req.URL.Scheme)
 				}
 				return nil
 			},
@@ -329,7 +332,7 @@ func classify(err error) string {
 		return CauseTimeout
 	case errors.As(err, &netErr) && netErr.Timeout():
 		return CauseTimeout
-	case strings.Contains(err.Error(), "redirect"):
+	case errors.Is(err, errRedirect):
 		return CauseHTTP
 	}
 	return CauseNetwork

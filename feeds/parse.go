@@ -25,8 +25,11 @@ import (
 // Content-Encoding is decompressed (at most DefaultMaxBodySize), byte order
 // marks and UTF-16/UTF-32 are handled, legacy charsets are converted to UTF-8,
 // characters XML forbids are removed and the prolog is tidied so the root
-// element can be found. Any failure, including a panic inside the parser, is
-// a *ParseError.
+// element can be found. An undeclared non-UTF-8 document is decoded with
+// the charset a detector guesses; JSON Feed is read leniently (see
+// normalizeJSONFeed); an XML document that ends early yields the items
+// complete before the cut (Fetcher.Fetch reports that in Result.Partial).
+// Any failure, including a panic inside the parser, is a *ParseError.
 func Parse(body []byte, contentType string) (*gofeed.Feed, error) {
 	feed, _, err := parse(body, contentType, DefaultMaxBodySize)
 	return feed, err

@@ -70,8 +70,8 @@ var truncationMarkers = []string{
 	"continue reading", "continue reading →", "(more…)", "(more...)", "more »",
 }
 
-// wantsFullText decides whether the article page should replace the item's
-// body: always; or, in auto, when the item's text is missing, shorter than
+// wants decides whether the article page should replace the item's body:
+// never without a link; always; or, in auto, when the item's text is missing, shorter than
 // full_text_min_chars, or ends in a truncation marker. text is the plain
 // text of the body the feed gave.
 func (ft fullText) wants(text, link string) bool {
