@@ -8,6 +8,7 @@ import (
 	"github.com/mmcdole/gofeed"
 	"github.com/wlynxg/chardet"
 	"golang.org/x/net/html/charset"
+	"golang.org/x/text/encoding/charmap"
 )
 
 // sniffLimit is how much of a document the charset detector reads: enough
@@ -92,16 +93,8 @@ func repairUTF8(b []byte) []byte {
 // cp1252 maps one byte of windows-1252 to its rune, 0 for the five bytes it
 // leaves undefined.
 func cp1252(c byte) rune {
-	if c < 0x80 || c >= 0xA0 {
-		return rune(c)
-	}
-	enc, _ := charset.Lookup("windows-1252")
-	out, err := enc.NewDecoder().Bytes([]byte{c})
-	if err != nil {
-		return 0
-	}
-	r, _ := utf8.DecodeRune(out)
-	if r < 0xA0 { // x/text maps the undefined bytes to C1 controls
+	r := charmap.Windows1252.DecodeByte(c)
+	if r >= 0x80 && r < 0xA0 { // the undefined bytes decode to C1 controls
 		return 0
 	}
 	return r
