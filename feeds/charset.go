@@ -111,7 +111,7 @@ func cp1252(c byte) rune {
 // "Ã" before a windows-1252 continuation character, so text that was right
 // stays as it is.
 func fixMojibake(s string) string {
-	if !maybeMojibake(s) {
+	if !maybeMojibake(s) || !hasMojibakeRun(s) {
 		return s
 	}
 	var b strings.Builder
@@ -191,6 +191,32 @@ func mojibakeEvidence(raw []byte) bool {
 		k += size
 	}
 	return false
+}
+
+// hasMojibakeRun reports whether some run of windows-1252 characters in s
+// shows mojibakeEvidence (or is "Â" before a space), without copying s:
+// most text with accents has none, and is returned as it is.
+func hasMojibakeRun(s string) bool {
+	var raw [64]byte
+	run := raw[:0]
+	check := func(next rune) bool {
+		if len(run) == 0 {
+			return false
+		}
+		found := mojibakeEvidence(run) || (run[len(run)-1] == 0xC2 && next == ' ')
+		run = run[:0]
+		return found
+	}
+	for _, r := range s {
+		if c, ok := cp1252Byte(r); ok {
+			run = append(run, c)
+			continue
+		}
+		if check(r) {
+			return true
+		}
+	}
+	return check(0)
 }
 
 // maybeMojibake is a quick test: mis-decoded UTF-8 always holds a lead
