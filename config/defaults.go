@@ -61,6 +61,8 @@ func builtin(version string) Config {
 				TitleMax:               ptr(250),
 				SummaryMax:             ptr(500),
 				FetchOGImage:           ptr(false),
+				FullText:               ptr("never"),
+				FullTextMinChars:       ptr(500),
 				ICal: ICal{
 					Window:      ptr(Duration(90 * 24 * time.Hour)),
 					WindowBack:  ptr(Duration(24 * time.Hour)),

@@ -38,6 +38,7 @@ func TestBuiltinDefaults(t *testing.T) {
 		Mapping: Mapping{
 			Type: "story", PassUnmappedCategories: ptr(false), CreateCategories: ptr(false),
 			TitleMax: ptr(250), SummaryMax: ptr(500), FetchOGImage: ptr(false),
+			FullText: ptr("never"), FullTextMinChars: ptr(500),
 			ICal: ICal{Window: ptr(d("90d")), WindowBack: ptr(d("1d")), OnCancel: ptr("delete"), InitialPast: ptr(false)},
 		},
 	}

@@ -26,9 +26,11 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/feedworker/feedworker/acs"
+	"github.com/feedworker/feedworker/article"
 	"github.com/feedworker/feedworker/config"
 	"github.com/feedworker/feedworker/dedupe"
 	"github.com/feedworker/feedworker/feeds"
+	"github.com/feedworker/feedworker/internal/netguard"
 	"github.com/feedworker/feedworker/publish"
 	"github.com/feedworker/feedworker/sandbox"
 	"github.com/feedworker/feedworker/transform"
@@ -76,6 +78,7 @@ type Worker struct {
 	poller  *feeds.Poller
 	leases  *dedupe.Owner // nil with the embedded store: one process owns every feed
 	og      *transform.OGImageFetcher
+	article *article.Fetcher
 	sandbox *sandbox.Server    // the embedded API, when base_url is "embedded"
 	websub  *websub.Subscriber // nil unless websub.public_url is set
 	// websubLive is set while the callback listener serves.
@@ -161,7 +164,14 @@ func New(ctx context.Context, o Options) (_ *Worker, err error) {
 	if err := w.openWebSub(o.Registerer, owner); err != nil {
 		return nil, err
 	}
-	w.og = transform.NewOGImageFetcher(transform.OGImageOptions{UserAgent: cfg.HTTP.UserAgent})
+	nets, err := netguard.ParsePrefixes(cfg.HTTP.AllowNetworks)
+	if err != nil {
+		return nil, fmt.Errorf("http.allow_networks: %w", err)
+	}
+	w.og = transform.NewOGImageFetcher(transform.OGImageOptions{UserAgent: cfg.HTTP.UserAgent, AllowNetworks: nets})
+	if w.article, err = NewArticleFetcher(cfg.HTTP, o.Registerer); err != nil {
+		return nil, fmt.Errorf("full text fetcher: %w", err)
+	}
 	w.poller, err = feeds.NewPoller(feeds.PollerOptions{
 		HTTP:       cfg.HTTP,
 		Handler:    w,
