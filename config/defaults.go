@@ -41,7 +41,7 @@ func builtin(version string) Config {
 			LeaseTTL:      Duration(time.Minute),
 			ShutdownGrace: Duration(30 * time.Second),
 		},
-		Admin: Admin{Listen: "127.0.0.1:9090"},
+		Admin: Admin{Listen: "127.0.0.1:9090", History: 200},
 		WebSub: WebSub{
 			Listen:           ":8091",
 			Lease:            Duration(7 * 24 * time.Hour),

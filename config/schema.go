@@ -147,6 +147,14 @@ type Admin struct {
 	Listen string `yaml:"listen"`
 	// Pprof exposes net/http/pprof under /debug/pprof/ (default false).
 	Pprof bool `yaml:"pprof"`
+	// History is how many items and polls the console remembers per feed
+	// (default 200): their fates, shown at / and /feeds/ID and by
+	// feedworker explain.
+	History int `yaml:"history"`
+	// Token allows the console's actions (poll now, retry a dead letter) to
+	// whoever sends it as a bearer token or signs in with it; unset, the
+	// console is read-only. Never logged.
+	Token string `yaml:"token"`
 }
 
 // WebSub subscribes to the hubs of feeds that name one (W3C WebSub), so

@@ -187,6 +187,9 @@ func (c checker) publish(p Publish) {
 }
 
 func (c checker) admin(a Admin) {
+	if a.History < 1 || a.History > 10000 {
+		c.add("admin.history", "want 1 to 10000 items per feed, got %d", a.History)
+	}
 	if a.Listen == "" {
 		return
 	}
