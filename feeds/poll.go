@@ -45,6 +45,7 @@ func (p *Poller) poll(ctx context.Context, j job) PollResult {
 		}
 	}
 	class := p.finish(j, res, err, loaded, elapsed)
+	p.observe(j, start, elapsed, class, v, res, err)
 	if res != nil && (res.Feed != nil || res.Calendar != nil) {
 		r := *res
 		r.Feed, r.Calendar = nil, nil
