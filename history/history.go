@@ -39,8 +39,8 @@ const (
 	Reconciled Kind = "reconciled"  // found at the API by a reconcile (ContentID)
 )
 
-// Failed reports whether the kind counts as a failure on the console's chart.
-func (k Kind) Failed() bool { return k == Retrying || k == DeadLetter || k == MapFailed }
+// Failed reports whether the kind is a failed send (the chart counts them).
+func (k Kind) Failed() bool { return k == Retrying || k == DeadLetter }
 
 // Event is one fate. Repeats of the same fate in a row are one event with
 // a count, so an item seen unchanged on every poll costs one event.

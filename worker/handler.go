@@ -102,6 +102,7 @@ func (w *Worker) mapFeed(ctx context.Context, feed config.Feed, res *feeds.Resul
 	}
 	// Before counting: resolving an og:image can turn an item into a skip.
 	w.fetchOGImages(ctx, feed.ID, results, needOG)
+	w.hist.mapped(feed.ID, res.Feed, results)
 	var filtered, failed int
 	warned := map[string]bool{}
 	for _, r := range results {

@@ -160,6 +160,7 @@ func (w *Worker) Status(ctx context.Context) (*Status, error) {
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	st.Outbox = int64(stats.Outbox)
+	w.addHistory(ctx, st, now)
 	dls, err := w.pub.DeadLetters(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
@@ -168,6 +169,7 @@ func (w *Worker) Status(ctx context.Context) (*Status, error) {
 		at := d.At
 		st.DeadLetters = append(st.DeadLetters, DeadLetter{
 			ID: d.ID, FeedID: d.FeedID, Type: d.Type, Title: d.Title, Reason: d.Reason, At: &at,
+			Status: d.Status, Attempts: d.Attempts,
 		})
 	}
 	for _, u := range w.pub.UnreadableAnswers() {
