@@ -50,7 +50,7 @@ type chartDot struct {
 }
 
 func newChart(hours []history.Hour) chartView {
-	c := chartView{W: 760, H: 170, OH: 84, Left: 44, Right: 748, Top: 12, Bottom: 140, OTop: 10, OBottom: 60}
+	c := chartView{W: 1200, H: 190, OH: 80, Left: 44, Right: 1188, Top: 12, Bottom: 160, OTop: 10, OBottom: 56}
 	n := len(hours)
 	if n == 0 {
 		c.Empty, c.NoOutbox = true, true

@@ -316,7 +316,15 @@ func (w *Worker) feedSettings(id string) string {
 			if err != nil {
 				return "(cannot show the settings: " + err.Error() + ")"
 			}
-			return string(b)
+			// Unset settings (the defaults apply) are noise here.
+			var keep []string
+			for _, l := range strings.Split(string(b), "\n") {
+				if strings.HasSuffix(l, ": null") || strings.HasSuffix(l, ": []") || strings.HasSuffix(l, ": {}") || strings.HasSuffix(l, `: ""`) {
+					continue
+				}
+				keep = append(keep, l)
+			}
+			return strings.Join(keep, "\n")
 		}
 	}
 	return ""
