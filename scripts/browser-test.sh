@@ -136,8 +136,10 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -b "$jar" -X POST -H "Origin: $bas
 [ "$code" = 303 ] || { echo "browser-test: retry answered $code, want 303"; fail=1; }
 grep -q 'console: action.*action=poll_now.*by=bearer' "$work/worker.log" || { echo "browser-test: the poll now was not logged"; fail=1; }
 grep -q 'console: action.*action=retry.*by=session' "$work/worker.log" || { echo "browser-test: the retry was not logged"; fail=1; }
-curl -fsS "$base/metrics" | grep -q 'feedworker_console_actions_total{action="poll_now",result="refused"} 2' \
-  || { echo "browser-test: refused actions not counted"; fail=1; }
+# Refused: no token, a wrong one, a form without its CSRF token, a cross-origin form.
+metrics=$(curl -fsS "$base/metrics")
+grep -qF 'feedworker_console_actions_total{action="poll_now",result="refused"} 4' <<<"$metrics" \
+  || { echo "browser-test: refused actions not counted"; grep console_actions <<<"$metrics"; fail=1; }
 
 # explain, against the store of the stopped worker.
 kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""

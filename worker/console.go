@@ -160,21 +160,30 @@ func (w *Worker) mountConsole(mux *http.ServeMux) {
 		page.Base.Query = q
 		render(rw, "search.html", page)
 	})
-	// Forms must come from this origin, whatever their credentials.
-	cop := http.NewCrossOriginProtection()
-	mux.Handle("POST /signin", cop.Handler(http.HandlerFunc(w.signIn)))
-	mux.Handle("POST /signout", cop.Handler(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+	// Forms must come from this origin, whatever their credentials; a
+	// request refused for coming from elsewhere is logged and counted too.
+	sameOrigin := func(name string, h http.Handler) http.Handler {
+		cop := http.NewCrossOriginProtection()
+		cop.SetDenyHandler(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			w.console.actions.WithLabelValues(name, "refused").Inc()
+			w.log.Warn("console: action refused", "action", name, "remote", r.RemoteAddr, "cause", "cross-origin request")
+			http.Error(rw, "not allowed: cross-origin request", http.StatusForbidden)
+		}))
+		return cop.Handler(h)
+	}
+	mux.Handle("POST /signin", sameOrigin("sign_in", http.HandlerFunc(w.signIn)))
+	mux.Handle("POST /signout", sameOrigin("sign_out", http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		http.SetCookie(rw, &http.Cookie{Name: sessionCookie, Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 		http.Redirect(rw, r, localPath(r.PostFormValue("next")), http.StatusSeeOther)
 	})))
-	mux.Handle("POST /feeds/{id}/poll", cop.Handler(w.action("poll_now", func(ctx context.Context, r *http.Request) (string, error) {
+	mux.Handle("POST /feeds/{id}/poll", sameOrigin("poll_now", w.action("poll_now", func(ctx context.Context, r *http.Request) (string, error) {
 		id := r.PathValue("id")
 		if err := w.poller.PollNow(id); err != nil {
 			return "", err
 		}
 		return "a poll of " + id + " starts now", nil
 	})))
-	mux.Handle("POST /deadletters/retry", cop.Handler(w.action("retry", func(ctx context.Context, r *http.Request) (string, error) {
+	mux.Handle("POST /deadletters/retry", sameOrigin("retry", w.action("retry", func(ctx context.Context, r *http.Request) (string, error) {
 		id := r.PostFormValue("id")
 		if err := w.pub.RetryDeadLetter(ctx, id); err != nil {
 			return "", err

@@ -40,10 +40,10 @@ func newConsoleState(reg prometheus.Registerer) *consoleState {
 		key: key,
 		actions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "feedworker_console_actions_total",
-			Help: "Console actions (poll_now, retry, sign_in) by result: ok, refused (no or wrong token, read-only console), failed.",
+			Help: "Console actions (poll_now, retry, sign_in, sign_out) by result: ok, refused (no or wrong token, read-only console), failed.",
 		}, []string{"action", "result"}),
 	}
-	for _, a := range []string{"poll_now", "retry", "sign_in"} {
+	for _, a := range []string{"poll_now", "retry", "sign_in", "sign_out"} {
 		for _, r := range []string{"ok", "refused", "failed"} {
 			c.actions.WithLabelValues(a, r)
 		}
