@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/feedworker/feedworker/dedupe"
 	"github.com/feedworker/feedworker/dedupe/dedupetest"
 	"github.com/feedworker/feedworker/history"
 )
@@ -212,4 +213,34 @@ func TestBoundedUnderManyPolls(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestRedisWriteIsOneRoundTrip: what a flush writes for many feeds, with
+// the hour counts and the outbox sample, costs Redis one round trip.
+func TestRedisWriteIsOneRoundTrip(t *testing.T) {
+	t.Parallel()
+	c, prefix := dedupetest.Redis(t)
+	rt := &dedupe.RoundTripCounter{}
+	c.AddHook(rt)
+	s := history.NewRedis(c, prefix, history.Limits{})
+	ctx := t.Context()
+	var batches []history.Batch
+	for f := range 20 {
+		feed := fmt.Sprintf("feed-%d", f)
+		batches = append(batches, history.Batch{Feed: feed,
+			Polls: []history.Poll{{At: ms(0), Result: "ok", StatusCode: 200}},
+			Items: []history.Update{{ID: feed + "-1", Seen: true, Event: history.Event{Kind: history.Queued, At: ms(0)}}}})
+	}
+	hours := map[int64]history.Hour{t0.UnixMilli(): {Published: 3}}
+	// The first write may load the script; the second is the steady state.
+	if err := s.Write(ctx, batches, hours, 5, t0); err != nil {
+		t.Fatal(err)
+	}
+	before := rt.Count()
+	if err := s.Write(ctx, batches, hours, 5, t0); err != nil {
+		t.Fatal(err)
+	}
+	if n := rt.Count() - before; n != 1 {
+		t.Errorf("a write of 20 feeds took %d round trips, want 1", n)
+	}
 }

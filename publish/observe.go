@@ -35,7 +35,8 @@ type Accepted struct {
 type Delivery struct {
 	Key dedupe.Key
 	At  time.Time
-	// Outcome is created, updated, recovered, retry, dead_letter or removed.
+	// Outcome is created, updated, recovered, retry, dead_letter or removed;
+	// a reconcile that finds the item at the API reports "reconciled".
 	Outcome   string
 	ContentID int64
 	// Attempt counts this one (1 for the first).

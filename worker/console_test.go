@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,8 +23,9 @@ import (
 )
 
 // fatesEnv is a pass over two farm feeds of three items: farm-0 filters
-// its item 1, farm-1 names a category the API does not have, so the API
-// refuses its items for good.
+// its item 1 and publishes only its newest other item on first sight,
+// farm-1 names a category the API does not have, so the API refuses its
+// items for good.
 func fatesEnv(t *testing.T, token string, withRedis bool) (*env, *Worker) {
 	t.Helper()
 	e := newEnv(t, 2, 3)
@@ -36,6 +38,8 @@ func fatesEnv(t *testing.T, token string, withRedis bool) (*env, *Worker) {
 	cfg.Redis.Prefix = prefix
 	cfg.Admin.Token = token
 	cfg.Feeds[0].Mapping.Exclude = &config.Filter{Keywords: []string{"Item 1 of feed 0"}}
+	one := 1
+	cfg.Feeds[0].InitialItems = &one
 	cfg.Feeds[1].Mapping.CategoryIDs = []int64{999}
 	w := newWorker(t, cfg, Options{})
 	_, _ = w.Once(t.Context())
@@ -43,13 +47,14 @@ func fatesEnv(t *testing.T, token string, withRedis bool) (*env, *Worker) {
 }
 
 // TestHistoryRecordsFates: after a pass the history holds each item's
-// fate (filtered naming the rule, published as its content id, dead letter
-// with the API's answer), each feed's poll and the hour's counts; in the
-// embedded store and in Redis.
+// fate (filtered naming the rule, published as its content id, seen only
+// beyond initial_items, dead letter with the API's answer), each feed's
+// poll and the hour's counts; after an edit at the source, the update
+// names the field that changed. In the embedded store and in Redis.
 func TestHistoryRecordsFates(t *testing.T) {
 	for _, store := range []string{"embedded", "redis"} {
 		t.Run(store, func(t *testing.T) {
-			_, w := fatesEnv(t, "", store == "redis")
+			e, w := fatesEnv(t, "", store == "redis")
 			ctx := t.Context()
 			f0, err := w.hist.store.Feed(ctx, "farm-0")
 			if err != nil {
@@ -70,10 +75,10 @@ func TestHistoryRecordsFates(t *testing.T) {
 					}
 				}
 			}
-			if kinds[history.Filtered] != 1 || kinds[history.Published] != 2 {
-				t.Errorf("farm-0 fates = %v, want 1 filtered and 2 published", kinds)
+			if kinds[history.Filtered] != 1 || kinds[history.Published] != 1 || kinds[history.SeenOnly] != 1 {
+				t.Errorf("farm-0 fates = %v, want 1 filtered, 1 published and 1 seen only", kinds)
 			}
-			if len(f0.Polls) != 1 || f0.Polls[0].StatusCode != 200 || f0.Polls[0].New != 2 || f0.Polls[0].Filtered != 1 {
+			if len(f0.Polls) != 1 || f0.Polls[0].StatusCode != 200 || f0.Polls[0].New != 1 || f0.Polls[0].Filtered != 1 || f0.Polls[0].Unchanged != 1 {
 				t.Errorf("farm-0 polls = %+v", f0.Polls)
 			}
 			f1, err := w.hist.store.Feed(ctx, "farm-1")
@@ -97,8 +102,35 @@ func TestHistoryRecordsFates(t *testing.T) {
 				pub += h.Published
 				failed += h.Failed
 			}
-			if pub != 2 || failed != 3 {
-				t.Errorf("hours count %d published and %d failed, want 2 and 3", pub, failed)
+			if pub != 1 || failed != 3 {
+				t.Errorf("hours count %d published and %d failed, want 1 and 3", pub, failed)
+			}
+
+			// Every title changes at the source: the published item is
+			// updated, and its history says the title changed.
+			e.farm.Edit(1)
+			if _, err := w.Once(ctx); err != nil {
+				t.Logf("second pass: %v", err)
+			}
+			f0, err = w.hist.store.Feed(ctx, "farm-0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var updated *history.Item
+			for i, it := range f0.Items {
+				if it.Last().Kind == history.Updated {
+					updated = &f0.Items[i]
+				}
+			}
+			if updated == nil {
+				t.Fatalf("no item updated after the edit: %+v", f0.Items)
+			}
+			ev := updated.Events
+			if n := len(ev); n < 4 || ev[n-2].Kind != history.Changed || !slices.Equal(ev[n-2].Fields, []string{"title"}) || !strings.Contains(updated.Title, "(edit 1)") {
+				t.Errorf("updated item = %+v, want ... changed (title), updated, with the new title", updated)
+			}
+			if len(f0.Polls) != 2 || f0.Polls[0].Changed != 1 {
+				t.Errorf("farm-0 polls after the edit = %+v", f0.Polls)
 			}
 		})
 	}

@@ -161,6 +161,8 @@ func (r *recorder) Delivered(d publish.Delivery) {
 		e.Kind = history.Recovered
 	case "removed":
 		e.Kind, e.Detail = history.Removed, d.Reason
+	case "reconciled":
+		e.Kind = history.Reconciled
 	case "dead_letter":
 		e.Kind, e.Status, e.Detail, e.Attempt = history.DeadLetter, d.Status, d.Reason, d.Attempt
 	default:
