@@ -228,12 +228,16 @@ type Limits struct {
 	Polls int
 	// Events kept per item (default MaxEvents).
 	Events int
+	// TTL is how long Redis keeps a feed's history after its last write
+	// (default DefaultTTL), so that of a removed feed goes by itself.
+	TTL time.Duration
 }
 
 // Defaults for Limits.
 const (
 	DefaultItems = 200
 	MaxEvents    = 12
+	DefaultTTL   = 90 * 24 * time.Hour
 	// hoursKept is how long the hourly counts live (the chart shows 24).
 	hoursKept = 48 * time.Hour
 )
@@ -247,6 +251,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.Events <= 0 {
 		l.Events = MaxEvents
+	}
+	if l.TTL <= 0 {
+		l.TTL = DefaultTTL
 	}
 	return l
 }

@@ -244,3 +244,21 @@ func TestRedisWriteIsOneRoundTrip(t *testing.T) {
 		t.Errorf("a write of 20 feeds took %d round trips, want 1", n)
 	}
 }
+
+// TestRedisKeysExpire: a feed's keys live Limits.TTL after its last write,
+// so the history of a feed removed from the config goes by itself.
+func TestRedisKeysExpire(t *testing.T) {
+	t.Parallel()
+	c, prefix := dedupetest.Redis(t)
+	s := history.NewRedis(c, prefix, history.Limits{TTL: time.Hour})
+	b := history.Batch{Feed: "f", Polls: []history.Poll{{At: ms(0), Result: "ok"}},
+		Items: []history.Update{{ID: "1", Event: history.Event{Kind: history.Queued, At: ms(0)}}}}
+	if err := s.Write(t.Context(), []history.Batch{b}, nil, -1, t0); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range s.Keys("f") {
+		if ttl := c.PTTL(t.Context(), k).Val(); ttl <= 0 || ttl > time.Hour {
+			t.Errorf("%s: TTL %v, want up to an hour", k, ttl)
+		}
+	}
+}

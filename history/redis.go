@@ -23,6 +23,8 @@ import (
 //
 // and for the whole worker PREFIXhist:{h}:HOURMS, a hash of the hour's
 // counts (published, updated, failed, outbox) that expires after 48 hours.
+// A feed's keys expire Limits.TTL after its last write, so the history of
+// a feed removed from the config goes by itself.
 type Redis struct {
 	c      redis.Cmdable
 	prefix string
@@ -52,13 +54,14 @@ func (r *Redis) hourKey(start int64) string {
 // trims both to their bounds, for one feed. It keeps to the same rules as
 // merge (history.go).
 //
-// KEYS: items, order, polls. ARGV: max items, max events, max polls,
-// number of polls P, P poll records, then one Update (JSON) per item.
+// KEYS: items, order, polls. ARGV: max items, max events, max polls, time
+// to live (ms), number of polls P, P poll records, then one Update (JSON)
+// per item.
 var writeScript = redis.NewScript(`
-local maxItems, maxEv, maxPolls, np = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-for i = 1, np do redis.call('LPUSH', KEYS[3], ARGV[4 + i]) end
+local maxItems, maxEv, maxPolls, ttl, np = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+for i = 1, np do redis.call('LPUSH', KEYS[3], ARGV[5 + i]) end
 if np > 0 then redis.call('LTRIM', KEYS[3], 0, maxPolls - 1) end
-for i = 5 + np, #ARGV do
+for i = 6 + np, #ARGV do
   local u = cjson.decode(ARGV[i])
   local e = u.e
   local cur = redis.call('HGET', KEYS[1], u.id)
@@ -100,6 +103,7 @@ if n > maxItems then
   end
   redis.call('ZREMRANGEBYRANK', KEYS[2], 0, n - maxItems - 1)
 end
+for _, k in ipairs(KEYS) do redis.call('PEXPIRE', k, ttl) end
 return n
 `)
 
@@ -120,7 +124,7 @@ func (r *Redis) Write(ctx context.Context, batches []Batch, hours map[int64]Hour
 func (r *Redis) write(ctx context.Context, batches []Batch, hours map[int64]Hour, outbox int, now time.Time, full bool) error {
 	pipe := r.c.Pipeline()
 	for _, b := range batches {
-		args := []any{r.lim.Items, r.lim.Events, r.lim.Polls, len(b.Polls)}
+		args := []any{r.lim.Items, r.lim.Events, r.lim.Polls, r.lim.TTL.Milliseconds(), len(b.Polls)}
 		for _, p := range b.Polls {
 			data, err := json.Marshal(p)
 			if err != nil {

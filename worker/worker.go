@@ -198,7 +198,7 @@ func New(ctx context.Context, o Options) (_ *Worker, err error) {
 
 // openHistory opens the console's history beside the store.
 func (w *Worker) openHistory(reg prometheus.Registerer) error {
-	lim := history.Limits{Items: w.cfg.Admin.History, Polls: w.cfg.Admin.History}
+	lim := history.Limits{Items: w.cfg.Admin.History, Polls: w.cfg.Admin.History, TTL: w.cfg.Store.Retention.D()}
 	hs, err := OpenHistory(&Store{Store: w.store, Redis: w.redis}, w.cfg.Redis.Prefix, lim)
 	if err != nil {
 		return err
