@@ -132,7 +132,7 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -b "$jar" -X POST -H "Origin: http
 code=$(curl -s -o /dev/null -w '%{http_code}' -b "$jar" -X POST -H "Origin: $base" --data "csrf=$csrf&next=/" "$base/feeds/slashdot/poll")
 [ "$code" = 303 ] || { echo "browser-test: the signed-in form answered $code, want 303"; fail=1; }
 dlid=$(curl -fsS "$base/status.json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["dead_letters"][0]["id"])')
-code=$(curl -s -o /dev/null -w '%{http_code}' -b "$jar" -X POST -H "Origin: $base" --data-urlencode "id=$dlid" --data "csrf=$csrf&next=/" "$base/deadletters/retry")
+code=$(curl -s -o /dev/null -w '%{http_code}' -b "$jar" -X POST -H "Origin: $base" --data-urlencode "id=$dlid" --data "csrf=$csrf&next=/" "$base/console/retry")
 [ "$code" = 303 ] || { echo "browser-test: retry answered $code, want 303"; fail=1; }
 grep -q 'console: action.*action=poll_now.*by=bearer' "$work/worker.log" || { echo "browser-test: the poll now was not logged"; fail=1; }
 grep -q 'console: action.*action=retry.*by=session' "$work/worker.log" || { echo "browser-test: the retry was not logged"; fail=1; }

@@ -183,7 +183,7 @@ func (w *Worker) mountConsole(mux *http.ServeMux) {
 		}
 		return "a poll of " + id + " starts now", nil
 	})))
-	mux.Handle("POST /deadletters/retry", sameOrigin("retry", w.action("retry", func(ctx context.Context, r *http.Request) (string, error) {
+	mux.Handle("POST /console/retry", sameOrigin("retry", w.action("retry", func(ctx context.Context, r *http.Request) (string, error) {
 		id := r.PostFormValue("id")
 		if err := w.pub.RetryDeadLetter(ctx, id); err != nil {
 			return "", err

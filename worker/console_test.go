@@ -268,14 +268,14 @@ func TestConsoleActions(t *testing.T) {
 		t.Fatalf("dead letters: %v, %v", dls, err)
 	}
 	retry := url.Values{"id": {dls[0].ID}, "next": {"/"}}
-	if code, _ := post(t, bc, srv.URL+"/deadletters/retry", retry, same); code != http.StatusForbidden {
+	if code, _ := post(t, bc, srv.URL+"/console/retry", retry, same); code != http.StatusForbidden {
 		t.Errorf("retry without the CSRF token = %d, want 403", code)
 	}
 	retry.Set("csrf", m[1])
-	if code, _ := post(t, bc, srv.URL+"/deadletters/retry", retry, map[string]string{"Origin": "http://evil.example"}); code != http.StatusForbidden {
+	if code, _ := post(t, bc, srv.URL+"/console/retry", retry, map[string]string{"Origin": "http://evil.example"}); code != http.StatusForbidden {
 		t.Errorf("cross-origin retry = %d, want 403", code)
 	}
-	code, _ := post(t, bc, srv.URL+"/deadletters/retry", retry, same)
+	code, _ := post(t, bc, srv.URL+"/console/retry", retry, same)
 	if code != http.StatusSeeOther {
 		t.Errorf("retry = %d, want 303", code)
 	}
