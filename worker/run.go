@@ -112,6 +112,8 @@ func (w *Worker) Run(ctx context.Context, reload <-chan struct{}) error {
 	}
 	w.log.Info("stopping: no new polls; in-flight work finishes", "grace", cfg.Publish.ShutdownGrace.D().String())
 	wg.Wait()
+	// What the sends that finished during the grace period did.
+	w.flushHistory(ctx)
 	close(errc)
 	for err := range errc {
 		errs = append(errs, err)
