@@ -20,6 +20,7 @@ import (
 	"github.com/feedworker/feedworker/config"
 	"github.com/feedworker/feedworker/dedupe/dedupetest"
 	"github.com/feedworker/feedworker/history"
+	"github.com/feedworker/feedworker/sandbox"
 )
 
 // fatesEnv is a pass over two farm feeds of three items: farm-0 filters
@@ -296,4 +297,30 @@ func mustURL(s string) *url.URL {
 		panic(err)
 	}
 	return u
+}
+
+// TestHistoryRecordsRetries: an item whose sends fail waits in the outbox,
+// and its history says so: the attempt, the API's status, the error and
+// when the next try is due; the hour counts the failed sends.
+func TestHistoryRecordsRetries(t *testing.T) {
+	e := newEnv(t, 1, 1)
+	if err := e.sb.SetFaults(sandbox.Faults{ErrorRate: 1, ErrorCodes: []int{503}}); err != nil {
+		t.Fatal(err)
+	}
+	w := newWorker(t, e.config(t, testSecret, ""), Options{})
+	_, _ = w.Once(t.Context())
+	f, err := w.hist.store.Feed(t.Context(), "farm-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Items) != 1 {
+		t.Fatalf("%d items remembered, want 1", len(f.Items))
+	}
+	last := f.Items[0].Last()
+	if last.Kind != history.Retrying || last.Attempt != 1 || last.Status != 503 || last.Detail == "" || last.Next <= last.At {
+		t.Errorf("fate = %+v, want a retry after attempt 1 with the 503, its error and the next try", last)
+	}
+	if d := history.Describe(last, time.UnixMilli(last.At)); !strings.Contains(d, "send failed (attempt 1, HTTP 503)") || !strings.Contains(d, "next try in") {
+		t.Errorf("described as %q", d)
+	}
 }

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/feedworker/feedworker/dedupe/dedupetest"
 	"github.com/feedworker/feedworker/worker"
 )
 
@@ -91,5 +95,26 @@ func TestExplainWhileTheWorkerHoldsTheStore(t *testing.T) {
 	code, _, errOut := runCLI(t, "explain", "--config", cfg, "--item", "x")
 	if code != 1 || !strings.Contains(errOut, "locked") {
 		t.Errorf("explain on a locked store: exit %d, %q", code, errOut)
+	}
+}
+
+// TestExplainWithRedis: with Redis, explain reads the history a worker
+// wrote there (it works beside a running worker: nothing is locked).
+func TestExplainWithRedis(t *testing.T) {
+	t.Parallel()
+	_, prefix := dedupetest.Redis(t)
+	url := cmp.Or(os.Getenv("REDIS_URL"), dedupetest.DefaultURL)
+	_, cfg := cliEnv(t, 2, fmt.Sprintf(`  - id: r
+    url: FEED
+redis:
+  url: %s
+  prefix: %q
+`, url, prefix))
+	if code, _, errOut := runCLI(t, "once", "--config", cfg, "--log-level", "error"); code != 0 {
+		t.Fatalf("once: exit %d: %s", code, errOut)
+	}
+	code, out, errOut := runCLI(t, "explain", "--config", cfg, "--item", "item 0 of feed 0")
+	if code != 0 || !strings.Contains(out, "feed r") || !strings.Contains(out, "published as content") {
+		t.Errorf("explain with Redis: exit %d\n%s%s", code, out, errOut)
 	}
 }
