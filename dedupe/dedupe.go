@@ -144,6 +144,16 @@
 // outcomes only), [FeedLeaser] and [LeaseBatcher] the leases of every feed
 // of a pass (and their renewal), [ValidatorsBatcher] their validators.
 //
+// The outbox is a sorted set per partition and the claims are keys taken
+// by a script, not Redis Streams with consumer groups: an entry must be
+// due at a time of its own (backoff, Retry-After, a release to a later
+// time), replaced in place when a newer hash is accepted (one entry per
+// item), and claimed atomically with the pending mark in its record.
+// XREADGROUP delivers in append order with no due time, XAUTOCLAIM
+// re-delivers by idle time only, and neither can update the record in the
+// same step, so a stream would still need the sorted set and the scripts
+// beside it.
+//
 // The layout before partitions (keys "P f:F:..." and one global outbox
 // "P q:...") is moved to this one by [Redis.CheckLayout] at start, once no
 // worker of the older version holds a lease or a claim.
