@@ -17,7 +17,7 @@ func builtin(version string) Config {
 			TemplatePath: "/v3/{type}/template",
 			SandboxStyle: "strict",
 		},
-		Redis: Redis{Prefix: "feedworker:"},
+		Redis: Redis{Prefix: "feedworker:", Partitions: 16},
 		Store: Store{
 			Path:      "feedworker.db",
 			Retention: Duration(90 * 24 * time.Hour),
