@@ -90,8 +90,9 @@ type Options struct {
 	// EpochInterval is how often WatchStore reads the store's epoch
 	// marker (default 2s); see reconcile mode in the package doc.
 	EpochInterval time.Duration
-	// OnStoreLoss, when set, runs each time the store is found new or
-	// changed (the worker has the poller fetch every feed in full again).
+	// OnStoreLoss, when set, runs each time the store's epoch marker is
+	// found changed or gone under a running publisher (the worker has the
+	// poller fetch every feed in full again).
 	OnStoreLoss func()
 }
 

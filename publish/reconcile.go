@@ -25,7 +25,9 @@ type reconciler struct {
 	store dedupe.Reconciler // nil: the store has no marker; never reconcile
 	log   *slog.Logger
 	m     *reconcileMetrics
-	// onLoss runs when the store is found new or changed.
+	// onLoss runs when the store is found changed under a running worker
+	// (not at the first read: a store new then has nothing cached about
+	// it to drop).
 	onLoss func()
 
 	mu sync.Mutex
@@ -97,6 +99,7 @@ func (p *Publisher) checkEpoch(ctx context.Context) (lost bool, err error) {
 		return false, err
 	}
 	r.mu.Lock()
+	running := r.epoch != ""
 	switch {
 	case r.epoch == "" && !created:
 		r.epoch = id
@@ -113,7 +116,7 @@ func (p *Publisher) checkEpoch(ctx context.Context) (lost bool, err error) {
 	r.mu.Unlock()
 	if lost {
 		r.m.losses.Inc()
-		if r.onLoss != nil {
+		if running && r.onLoss != nil {
 			r.onLoss()
 		}
 	}

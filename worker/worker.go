@@ -152,6 +152,9 @@ func New(ctx context.Context, o Options) (_ *Worker, err error) {
 		ShutdownGrace: cfg.Publish.ShutdownGrace.D(),
 		MaxBackoff:    cfg.Publish.MaxBackoff.D(),
 		Owner:         owner,
+		// The store forgot what it held: fetch every feed in full again,
+		// so that what it forgot is seen, and reconciled, again.
+		OnStoreLoss: func() { w.poller.Refetch() },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("publisher: %w", err)
