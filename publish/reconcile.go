@@ -53,6 +53,7 @@ type reconciler struct {
 type reconcileMetrics struct {
 	items   *prometheus.CounterVec
 	lookups *prometheus.CounterVec
+	passes  prometheus.Counter
 	losses  prometheus.Counter
 }
 
@@ -66,6 +67,10 @@ func newReconcileMetrics(reg prometheus.Registerer) (*reconcileMetrics, error) {
 			Name: "feedworker_reconcile_lookups_total",
 			Help: "GET /v3/content requests made by reconcile look-ups, by kind: filter (external_id in up to 100 ids), scan (a page read without a filter, when the service refuses or ignores it).",
 		}, []string{"kind"}),
+		passes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "feedworker_reconcile_passes_total",
+			Help: "Feed fetches whose unknown items were looked up on the API (each costs one GET per 100 such items, or a scan).",
+		}),
 		losses: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "feedworker_reconcile_store_losses_total",
 			Help: "Times the store was found without its epoch marker, or with another one: a new store, or one that lost its data.",
@@ -74,7 +79,7 @@ func newReconcileMetrics(reg prometheus.Registerer) (*reconcileMetrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.items, m.lookups, m.losses} {
+	for _, c := range []prometheus.Collector{m.items, m.lookups, m.passes, m.losses} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register metrics: %w", err)
 		}
@@ -238,6 +243,7 @@ func (p *Publisher) reconcile(ctx context.Context, feedID string, kept []*transf
 		}
 	}
 	bf, _ := p.api.(BatchFinder) // gated always is one
+	p.rec.m.passes.Inc()
 	got, n, err := bf.FindMany(ctx, ids)
 	p.rec.m.lookups.WithLabelValues("filter").Add(float64(n.Filtered))
 	p.rec.m.lookups.WithLabelValues("scan").Add(float64(n.Scanned))
