@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -48,26 +49,41 @@ end
 return changed
 `
 
-// epochKey is the marker's key: one key, so that reading it is a
-// single-key command on any topology.
-func (r *Redis) epochKey() string { return r.prefix + "epoch" }
+// epochKeys are the marker's keys: each is read by a single-key script,
+// so they may live on different nodes of a cluster. The store's epoch is
+// all of them together: losing any one (a node wiped) changes it.
+func (r *Redis) epochKeys() []string { return []string{r.prefix + "epoch"} }
 
-// Epoch implements [Reconciler.Epoch] in one script (GET, or SET when
-// missing).
+// Epoch implements [Reconciler.Epoch]: one script per marker key (GET, or
+// SET when missing), in one pipeline.
 func (r *Redis) Epoch(ctx context.Context) (string, bool, error) {
-	id, err := newEpochID()
-	if err != nil {
-		return "", false, err
+	keys := r.epochKeys()
+	calls := make([]scriptCall, len(keys))
+	for i, k := range keys {
+		id, err := newEpochID()
+		if err != nil {
+			return "", false, err
+		}
+		calls[i] = scriptCall{keys: []string{k}, args: []any{id}}
 	}
-	res, err := redis.NewScript(epochSrc).Run(ctx, r.c, []string{r.epochKey()}, id).Slice()
+	cmds, err := r.runPipelined(ctx, redis.NewScript(epochSrc), calls)
 	if err != nil {
 		return "", false, fmt.Errorf("redis epoch marker: %w", err)
 	}
-	if len(res) != 2 {
-		return "", false, fmt.Errorf("redis epoch marker: unexpected reply %v", res)
+	ids := make([]string, len(cmds))
+	created := false
+	for i, c := range cmds {
+		res, err := c.Slice()
+		if err == nil && len(res) != 2 {
+			err = fmt.Errorf("unexpected reply %v", res)
+		}
+		if err != nil {
+			return "", false, fmt.Errorf("redis epoch marker %s: %w", keys[i], err)
+		}
+		ids[i], _ = res[0].(string)
+		created = created || res[1] == int64(1)
 	}
-	got, _ := res[0].(string)
-	return got, res[1] == int64(1), nil
+	return strings.Join(ids, ","), created, nil
 }
 
 // RecordFound implements [Reconciler.RecordFound] in one script.

@@ -135,7 +135,11 @@ func (a *ACS) FindMany(ctx context.Context, externalIDs []string) (map[string]Fo
 // keepOldest records it for id unless an older copy is recorded already.
 func keepOldest(found map[string]Found, id string, it *acs.Content) {
 	if f, ok := found[id]; !ok || it.ID < f.ID {
-		found[id] = Found{ID: it.ID, Type: it.Type}
+		nf := Found{ID: it.ID, Type: it.Type}
+		if it.Title != nil {
+			nf.Title = *it.Title
+		}
+		found[id] = nf
 	}
 }
 

@@ -202,10 +202,10 @@ func (p *Publisher) reconciled(feedID string, gen uint64) {
 // then, so a look-up cannot miss it and post the item a second time.
 func (p *Publisher) waitForSendsInFlight(ctx context.Context) error {
 	p.rec.mu.Lock()
-	until := p.rec.lostAt.Add(p.o.SendTimeout)
+	lostAt := p.rec.lostAt
 	p.rec.mu.Unlock()
-	d := time.Until(until)
-	if p.rec.lostAt.IsZero() || d <= 0 {
+	d := time.Until(lostAt.Add(p.o.SendTimeout))
+	if lostAt.IsZero() || d <= 0 {
 		return nil
 	}
 	t := time.NewTimer(d)
@@ -220,7 +220,8 @@ func (p *Publisher) waitForSendsInFlight(ctx context.Context) error {
 
 // reconcile looks the items of one fetch that have no record up on the
 // API, records those found as published, and decides for the rest, by
-// changing act: found items are not sent (act 0); on a feed the store
+// changing act: found items are not sent (act 0), unless their title on
+// the service differs from the feed's (then an update); on a feed the store
 // did not know, items not found are published when they rank among the
 // newest InitialItems or above the oldest item the API has (they are new,
 // or were queued when the store lost them), and recorded as seen only
@@ -256,6 +257,7 @@ func (p *Publisher) reconcile(ctx context.Context, feedID string, kept []*transf
 		return nil, fmt.Errorf("reconcile feed %s with the API (%d items): %w", feedID, len(ids), err)
 	}
 	var rec []dedupe.Found
+	edited := 0
 	oldest := -1 // rank of the oldest item the API has
 	for rank, i := range newestFirst(kept) {
 		s := d.Status[i]
@@ -263,7 +265,16 @@ func (p *Publisher) reconcile(ctx context.Context, feedID string, kept []*transf
 		switch {
 		case s == dedupe.StatusNew && ok:
 			found[i], act[i] = true, 0
-			rec = append(rec, dedupe.Found{ExternalID: kept[i].ExternalID, Hash: kept[i].Hash, ContentID: f.ID, Type: cmp.Or(f.Type, kept[i].Type)})
+			hash := kept[i].Hash
+			if f.Title != "" && f.Title != kept[i].Title {
+				// Edited at the source since it was posted: recorded with
+				// no known version, the item is queued as an update of
+				// the content found. (Edits that keep the title cannot be
+				// told from here; they go out with the item's next edit.)
+				hash, act[i] = "", dedupe.ActionPublish
+				edited++
+			}
+			rec = append(rec, dedupe.Found{ExternalID: kept[i].ExternalID, Hash: hash, ContentID: f.ID, Type: cmp.Or(f.Type, kept[i].Type)})
 			oldest = rank
 		case s == dedupe.StatusUnchanged || s == dedupe.StatusChanged:
 			oldest = rank // published, or queued to be
@@ -304,6 +315,6 @@ func (p *Publisher) reconcile(ctx context.Context, feedID string, kept []*transf
 		}
 	}
 	p.log.Info("feed reconciled with the API", "feed", feedID, "looked_up", len(ids), "found", len(rec),
-		"to_post", newN, "seen_only", seenN, "requests", n.Filtered+n.Scanned)
+		"found_edited", edited, "to_post", newN, "seen_only", seenN, "requests", n.Filtered+n.Scanned)
 	return found, nil
 }

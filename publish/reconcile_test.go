@@ -60,9 +60,14 @@ func (s *lossScenario) after(p *publish.Publisher) {
 	for i, o := range outcomes {
 		outcomes[i].count = metricValue(s.e.t.(*testing.T), s.reg, "feedworker_reconcile_items_total", map[string]string{"feed": s.feed, "outcome": o.outcome})
 	}
+	puts := s.e.log.count(http.MethodPut, "/v3/story/")
+	// One published item was edited at the source meanwhile: its title on
+	// the service tells, so it is updated.
+	s.items[7].Title += " (edited while the store was lost)"
+	s.items[7] = rehash(s.items[7])
 	c := s.e.accept(p, s.feed, s.items, publish.FeedOptions{InitialItems: 10})
-	if c.New != 5 || c.Seen != 20 || c.Duplicate != 10 {
-		s.e.t.Errorf("after the loss = %+v; want 5 new, 20 seen, 10 duplicate (found on the API)", c)
+	if c.New != 5 || c.Seen != 20 || c.Duplicate != 9 || c.Updated != 1 {
+		s.e.t.Errorf("after the loss = %+v; want 5 new, 20 seen, 9 duplicate (found on the API), 1 updated", c)
 	}
 	if n := s.e.log.count(http.MethodGet, "/v3/content") - gets; n != 1 {
 		s.e.t.Errorf("%d look-ups for 35 items; want 1 (one GET per 100)", n)
@@ -70,6 +75,9 @@ func (s *lossScenario) after(p *publish.Publisher) {
 	s.e.runUntilEmpty(p, 20*time.Second)
 	if n := s.e.log.count(http.MethodPost, "/v3/story") - posts; n != 5 {
 		s.e.t.Errorf("%d POSTs after the loss; want 5 (the items lost with the outbox)", n)
+	}
+	if n := s.e.log.count(http.MethodPut, "/v3/story/") - puts; n != 1 {
+		s.e.t.Errorf("%d PUTs after the loss; want 1 (the item edited meanwhile)", n)
 	}
 	s.e.exactlyOnce(s.items[:15])
 	for _, o := range outcomes {
@@ -79,7 +87,7 @@ func (s *lossScenario) after(p *publish.Publisher) {
 		}
 	}
 	// An edit after the loss is an update of the content found.
-	puts := s.e.log.count(http.MethodPut, "/v3/story/")
+	puts = s.e.log.count(http.MethodPut, "/v3/story/")
 	edited := s.items
 	edited[12].Title += " (edited)"
 	edited[12] = rehash(edited[12])
