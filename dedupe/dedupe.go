@@ -87,6 +87,8 @@
 //	                           "feed:F" for feed ownership ([Owner]) and
 //	                           "category:<name>" while publish creates a
 //	                           category
+//	P epoch        string      the store's epoch marker (see [Reconciler]),
+//	                           written once, when missing
 //
 // Round trips: [Store.Diff] is one script for a whole fetch (look up every
 // item, refresh last-seen times, sweep, and when nothing is new or changed

@@ -249,8 +249,8 @@ func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Stor
 	}
 	if !persistent(pctx, rc) {
 		log.Warn("redis keeps nothing on disk (appendonly no, no save points): a restart of it forgets what "+
-			"was published, and the newest initial_items of every feed would be posted again; see deploy/README.md",
-			"addr", opts.Addr)
+			"was published, and every feed must then be reconciled with the API (one GET per 100 items) before "+
+			"anything is posted; see deploy/README.md", "addr", opts.Addr)
 	}
 	return st, nil
 }
