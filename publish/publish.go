@@ -227,7 +227,10 @@ func validType(t string) bool {
 // returns nil, every item is durable and the validators are stored; on an
 // error nothing is published and the validators are unchanged, so the next
 // poll sees the same items again. A poll with nothing new or changed costs
-// one store round trip; otherwise two.
+// one store round trip; otherwise two. A feed new to the store, or in
+// reconcile mode (see the package doc), first has its unknown items looked
+// up on the API: one GET per 100 of them, and up to two store round trips
+// more (the epoch marker, the items found).
 func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transform.Payload, v dedupe.Validators, o FeedOptions) (Counts, error) {
 	var c Counts
 	items := make([]dedupe.Item, 0, len(payloads))
