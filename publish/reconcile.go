@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/feedworker/feedworker/acs"
 	"github.com/feedworker/feedworker/dedupe"
 	"github.com/feedworker/feedworker/transform"
 )
@@ -249,8 +250,10 @@ func (p *Publisher) reconcile(ctx context.Context, feedID string, kept []*transf
 	p.rec.m.lookups.WithLabelValues("filter").Add(float64(n.Filtered))
 	p.rec.m.lookups.WithLabelValues("scan").Add(float64(n.Scanned))
 	if err != nil {
-		if !strict && errors.Is(err, ErrUnverifiable) {
-			p.log.Warn("feed new to the store could not be looked up on the API (external_id not searchable, too much content to scan); first sight as usual",
+		if !strict && (errors.Is(err, ErrUnverifiable) || errors.Is(err, acs.ErrUnreadable)) {
+			// As before look-ups at first sight existed: such a service
+			// could never take a new feed otherwise.
+			p.log.Warn("feed new to the store could not be looked up on the API; first sight as usual",
 				"feed", feedID, "cause", err)
 			return found, nil
 		}
