@@ -105,6 +105,10 @@
 //	                             the partition NAME hashes to
 //	Playout          string      "2|partitions": the layout the keys are
 //	                             in ([Redis.CheckLayout])
+//	P{T}epoch        string      partition T's part of the store's epoch
+//	                             marker (see [Reconciler]), written once,
+//	                             when missing; losing any node of a
+//	                             Cluster changes the epoch
 //
 // Scripts and the keys they touch (all in one partition T):
 //
@@ -119,6 +123,7 @@
 //	feed leases      f:F:lease and f:F:val of each feed (one script per
 //	                 partition; a batch is a pipeline of them)
 //	named leases     lease:NAME (one script per partition)
+//	epoch            epoch (one script per partition, in one pipeline)
 //
 // The claim, settle and retry scripts build the claim and record keys
 // from the partition's tag (passed as an argument) rather than declaring

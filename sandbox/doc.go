@@ -110,6 +110,11 @@
 // then, after a successful write, commit-then-fail (the write is applied and
 // the answer is a 500).
 //
+// [Options].NotSearchable (flag --not-searchable) plays a service that
+// does not search some fields: "content.external_id" makes the content
+// template show external_id as not searchable and every filter on it a
+// 400, as the spec allows (only searchable fields may be filtered on).
+//
 // # Answer styles
 //
 // The spec shows no response bodies, so [Options].Style (flag --style)

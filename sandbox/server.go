@@ -62,6 +62,9 @@ func New(opts Options) (*Server, error) {
 		faults:  newFaultState(opts.Faults),
 		st:      newState(),
 	}
+	if err := unsearch(s.schemas, opts.NotSearchable); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
 	s.routes = s.newRoutes()
 	if opts.DataFile != "" {
 		st, existed, err := loadState(opts.DataFile, s.schemas, s.now())
