@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -40,6 +41,9 @@ type BoltOptions struct {
 // transaction.
 type Bolt struct {
 	db         *bolt.DB
+	group      *groupCommitter
+	closeOnce  sync.Once
+	closeErr   error
 	retention  time.Duration
 	sweepLimit int
 }
@@ -83,7 +87,10 @@ func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
 	if o.ReclaimDelay <= 0 {
 		o.ReclaimDelay = 30 * time.Second
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: o.LockTimeout})
+	// The free list is rebuilt at open instead of written at every
+	// commit (as etcd runs bbolt), and kept as a map: commits write less.
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: o.LockTimeout,
+		NoFreelistSync: true, FreelistType: bolt.FreelistMapType})
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("open store %s: %w (waited %s)", path, ErrLocked, o.LockTimeout)
 	}
@@ -125,17 +132,25 @@ func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	return &Bolt{db: db, retention: o.Retention, sweepLimit: o.SweepLimit}, nil
+	return &Bolt{db: db, group: newGroupCommitter(db), retention: o.Retention, sweepLimit: o.SweepLimit}, nil
 }
 
-// Close closes the database file.
-func (b *Bolt) Close() error { return b.db.Close() }
+// Close closes the database file, after the writes under way.
+func (b *Bolt) Close() error {
+	b.closeOnce.Do(func() {
+		b.group.close()
+		b.closeErr = b.db.Close()
+	})
+	return b.closeErr
+}
 
 func (b *Bolt) update(ctx context.Context, op string, fn func(tx *bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("bolt %s: %w", op, err)
 	}
-	if err := b.db.Update(fn); err != nil {
+	// Every write is group-committed (see bolt_group.go): fn may run
+	// twice and must set its results afresh.
+	if err := b.group.write(fn); err != nil {
 		return fmt.Errorf("bolt %s: %w", op, err)
 	}
 	return nil
@@ -258,9 +273,10 @@ func (b *Bolt) Diff(ctx context.Context, feedID string, items []Item, v *Validat
 	if err := checkItems(feedID, items); err != nil {
 		return Diff{}, err
 	}
-	d := Diff{Status: make([]Status, len(items))}
+	var d Diff
 	nowMS := ms(now)
 	err := b.update(ctx, "diff feed "+feedID, func(tx *bolt.Tx) error {
+		d = Diff{Status: make([]Status, len(items))}
 		f, err := feedOf(tx, feedID, true)
 		if err != nil {
 			return err
