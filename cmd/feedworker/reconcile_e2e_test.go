@@ -249,8 +249,10 @@ func TestStoreLossClusterNodeWiped(t *testing.T) {
 	e.workers = 2
 	nodes := strings.Split(addrs, ",")
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: nodes})
-	defer cc.Close()
-	t.Cleanup(func() { deleteClusterPrefix(t, cc, e.prefix) })
+	t.Cleanup(func() {
+		deleteClusterPrefix(t, cc, e.prefix)
+		_ = cc.Close()
+	})
 	admin := freeAddr(t)
 	cfg := e.config("cluster", admin)
 	// The same config on the cluster: mode and seed addresses instead of
