@@ -484,6 +484,15 @@ func (p *Publisher) ValidatorsAll(ctx context.Context, feedIDs []string) (map[st
 	return out, nil
 }
 
+// CountItems adds n items of a feed to feedworker_items_total under an
+// outcome the publisher does not see (the worker's filtered and failed),
+// so that the counter has one definition and one registration.
+func (p *Publisher) CountItems(feedID, outcome string, n int) {
+	if n > 0 {
+		p.m.items.WithLabelValues(feedID, outcome).Add(float64(n))
+	}
+}
+
 func (p *Publisher) countItems(feedID string, c Counts) {
 	for outcome, n := range map[string]int{"new": c.New, "updated": c.Updated, "duplicate": c.Duplicate, "seen": c.Seen, "failed": c.Dropped} {
 		if n > 0 {
