@@ -364,10 +364,10 @@ func OpenAPI(ctx context.Context, cfg *config.Config, o APIOptions) (*API, error
 		out.Close = func() error { cancel(); <-done; return nil }
 		out.Sandbox = sb
 		baseURL = "http://" + ln.Addr().String()
-		hc = acs.ClientCredentials{TokenURL: acs.TokenURL(baseURL), ClientID: embeddedClientID, ClientSecret: embeddedClientSecret}.HTTPClient(base)
+		hc = acs.ClientCredentials{TokenURL: acs.TokenURL(baseURL), ClientID: embeddedClientID, ClientSecret: embeddedClientSecret}.HTTPClient(userAgent{base, cfg.HTTP.UserAgent})
 	} else {
 		var err error
-		if hc, err = authClient(api, base); err != nil {
+		if hc, err = authClient(api, userAgent{base, cfg.HTTP.UserAgent}); err != nil {
 			return nil, err
 		}
 	}
