@@ -140,7 +140,7 @@ func NewFetcher(h config.HTTP) (*Fetcher, error) {
 	}
 	perHost := h.PerHostConcurrency
 	if perHost <= 0 {
-		perHost = DefaultPerHostConcurrency
+		perHost = def.PerHostConcurrency
 	}
 	dialer := &net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}
 	f.transport = &http.Transport{
