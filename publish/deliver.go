@@ -208,7 +208,7 @@ func (p *Publisher) loop(ctx context.Context, drain bool, more <-chan struct{}) 
 		if len(claimed) > 0 {
 			continue
 		}
-		if drain && inFlight == 0 && more == nil {
+		if drain && inFlight == 0 && more == nil && !p.retrySoon(next) {
 			stop()
 			return nil
 		}
@@ -235,6 +235,19 @@ func (p *Publisher) loop(ctx context.Context, drain bool, more <-chan struct{}) 
 
 	stop()
 	return nil
+}
+
+// drainRetryHorizon is how far ahead a drain waits for a retry: the
+// transient failures of its own pass (first retried within a second,
+// backing off from there), so that a pass over a service failing now and
+// then leaves nothing queued, while an item failing for longer, or a
+// service failing as a whole (the circuit is open), does not hold the
+// drain.
+const drainRetryHorizon = 10 * time.Second
+
+// retrySoon reports whether a drain should wait for an item due at next.
+func (p *Publisher) retrySoon(next time.Time) bool {
+	return !next.IsZero() && time.Until(next) <= drainRetryHorizon && !p.gate.open()
 }
 
 // stillOpen returns ch, or nil once ch is closed (a nil channel blocks a

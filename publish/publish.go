@@ -28,7 +28,7 @@ const (
 	DefaultClaimTTL      = 5 * time.Minute
 	DefaultSendTimeout   = 30 * time.Second
 	DefaultShutdownGrace = 30 * time.Second
-	DefaultBaseBackoff   = time.Second
+	DefaultBaseBackoff   = 100 * time.Millisecond
 	DefaultMaxBackoff    = time.Hour
 	DefaultPollInterval  = time.Second
 	DefaultStatsInterval = 15 * time.Second
@@ -61,7 +61,8 @@ type Options struct {
 	// context is cancelled (default 30s).
 	ShutdownGrace time.Duration
 	// BaseBackoff and MaxBackoff bound the retry delay of one item
-	// (defaults 1s and 1h): BaseBackoff doubles per attempt, with jitter,
+	// (defaults 100ms and 1h, growing by half per attempt, so the first retries of a transient failure
+	// come within a second): BaseBackoff doubles per attempt, with jitter,
 	// up to MaxBackoff. An item also waits no longer than MaxBackoff for
 	// a Retry-After; the whole process honours one for up to MaxBackoff,
 	// or a minute if that is longer.
