@@ -59,8 +59,14 @@ type API struct {
 	Token string `yaml:"token"`
 	// TokenFile is a path whose content, trimmed, is the token. Never logged.
 	TokenFile string `yaml:"token_file"`
-	// RateLimit is the most requests per second sent to the API (0: no limit).
+	// RateLimit is the most requests per second sent to the API (0: no
+	// limit). It is a ceiling: the worker adapts below it to the service's
+	// 429s, Retry-After and rate-limit headers.
 	RateLimit float64 `yaml:"rate_limit"`
+	// SharedRateLimit makes every replica on the same Redis share one
+	// request budget (one rate for all), instead of each pacing itself;
+	// ignored with the embedded store.
+	SharedRateLimit bool `yaml:"shared_rate_limit"`
 	// RateBurst is the burst allowed above RateLimit (default 1).
 	RateBurst int `yaml:"rate_burst"`
 	// Timeout bounds one API request (default 30s).

@@ -24,6 +24,8 @@ type Status struct {
 	// Unreadable lists, per feed and cause, the API's 2xx answers this
 	// process could not read.
 	Unreadable []UnreadableAnswer `json:"unreadable_answers"`
+	// Pacing is how the worker paces itself to the service.
+	Pacing *APIStatus `json:"pacing"`
 }
 
 // UnreadableAnswer is one feed and cause of answers the client could not

@@ -161,6 +161,7 @@ func (w *Worker) Status(ctx context.Context) (*Status, error) {
 	}
 	st.Outbox = int64(stats.Outbox)
 	w.addHistory(ctx, st, now)
+	st.Pacing = w.apiStatus()
 	dls, err := w.pub.DeadLetters(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
