@@ -82,6 +82,9 @@ type Options struct {
 	// second: the sandbox answers 429 above it, and the worker is configured
 	// with it (api.rate_limit), as an operator would from the API's docs.
 	RateLimit float64
+	// ErrorRate is the fraction (0 to 1) of API requests the sandbox
+	// answers 500 or 503 (no Retry-After) without applying them.
+	ErrorRate float64
 	// WorkerRateLimit is the worker's api.rate_limit: negative (the
 	// default from the command line) means RateLimit, zero leaves it unset
 	// so that only the API's 429 answers and Retry-After slow the worker.
@@ -152,6 +155,9 @@ func (o Options) validate() error {
 	}
 	if o.Change < 0 || o.Change > 1 {
 		errs = append(errs, fmt.Errorf("change %v: want a fraction from 0 to 1", o.Change))
+	}
+	if !(o.ErrorRate >= 0 && o.ErrorRate < 1) {
+		errs = append(errs, fmt.Errorf("error rate %v: want a fraction from 0 to below 1", o.ErrorRate))
 	}
 	if o.Runs < 1 {
 		errs = append(errs, fmt.Errorf("runs %d: want at least 1", o.Runs))
@@ -289,7 +295,7 @@ func runOnce(ctx context.Context, o Options, rc *redis.Client, run int, store st
 	e.farmURL = farmURL
 
 	e.sb, err = sandbox.New(sandbox.Options{
-		Faults:         sandbox.Faults{Latency: o.APILatency, RateLimit: o.RateLimit},
+		Faults:         sandbox.Faults{Latency: o.APILatency, RateLimit: o.RateLimit, ErrorRate: o.ErrorRate, Seed: o.Seed},
 		Style:          o.SandboxStyle,
 		RequestLogSize: 1, // the bench counts requests itself
 	})

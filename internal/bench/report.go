@@ -182,6 +182,7 @@ type ReportOptions struct {
 	APILatency string  `json:"api_latency"`
 	Gzip       bool    `json:"gzip"`
 	RateLimit  float64 `json:"rate_limit"`
+	ErrorRate  float64 `json:"error_rate"`
 	// WorkerRateLimit is the worker's api.rate_limit (0: unset).
 	WorkerRateLimit float64 `json:"worker_rate_limit"`
 	Runs            int     `json:"runs"`
@@ -193,7 +194,7 @@ type ReportOptions struct {
 func reportOptions(o Options) ReportOptions {
 	return ReportOptions{
 		Feeds: o.Feeds, Items: o.Items, Change: o.Change, Latency: o.Latency.String(),
-		APILatency: o.APILatency.String(), Gzip: o.Gzip, RateLimit: o.RateLimit,
+		APILatency: o.APILatency.String(), Gzip: o.Gzip, RateLimit: o.RateLimit, ErrorRate: o.ErrorRate,
 		WorkerRateLimit: o.workerRateLimit(), Runs: o.Runs,
 		Seed: o.Seed, Workers: o.Workers, Concurrency: o.Concurrency,
 	}
@@ -317,6 +318,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		o.Feeds, o.Items, o.Change*100, o.Latency, o.APILatency, o.Gzip)
 	if o.RateLimit > 0 {
 		fmt.Fprintf(bw, ", API rate limit %g/s (worker's api.rate_limit %g)", o.RateLimit, o.WorkerRateLimit)
+	}
+	if o.ErrorRate > 0 {
+		fmt.Fprintf(bw, ", API error rate %g", o.ErrorRate)
 	}
 	fmt.Fprintf(bw, "\nworker: publish.workers %d, http concurrency %d; medians of %d run(s), seed %d\n",
 		o.Workers, o.Concurrency, o.Runs, o.Seed)
