@@ -245,6 +245,11 @@ func (p *Publisher) attempt(ctx context.Context, log *slog.Logger, j job, ops ch
 	if !rn.Held {
 		return result{outcome: outcomeLost}
 	}
+	if !p.alive() {
+		// This worker's heartbeat may run out before the send ends, and
+		// another worker take the item meanwhile: give it back unsent.
+		return result{s: release(j, time.Time{}), outcome: outcomeReleased, err: errNoHeartbeat}
+	}
 	rec := j.Record
 	if rn.Known {
 		// Only a worker whose claim lapsed can have changed it, and only

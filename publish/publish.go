@@ -34,6 +34,7 @@ const (
 	DefaultStatsInterval = 15 * time.Second
 	DefaultCategoryTTL   = time.Minute
 	DefaultMaxUnresolved = 5
+	DefaultHeartbeatTTL  = time.Minute
 )
 
 // ErrNotFound is returned by RetryDeadLetter for an id with no dead letter.
@@ -84,6 +85,12 @@ type Options struct {
 	// CategoryTTL is the least time between two category list refreshes
 	// triggered by unknown names (default 1m).
 	CategoryTTL time.Duration
+	// HeartbeatTTL is how long this process's heartbeat lasts unrefreshed
+	// (default 1m; the worker passes publish.lease_ttl), with a store that
+	// keeps heartbeats ([dedupe.Heartbeats]): a process whose heartbeat is
+	// gone has its claimed items taken at once by another. SendTimeout is
+	// kept to at most half of it.
+	HeartbeatTTL time.Duration
 	// Owner names this process in claims and leases (default host, pid and
 	// a random suffix). Each claim call adds a sequence number to it, so
 	// that no two claims share an owner.
@@ -156,6 +163,7 @@ type Publisher struct {
 	// claimSeq numbers claim calls, to make each claim's owner unique.
 	claimSeq atomic.Uint64
 	rec      *reconciler
+	hb       heartbeat
 
 	statsMu   sync.Mutex
 	lastStats time.Time
@@ -173,6 +181,10 @@ func New(o Options) (*Publisher, error) {
 	o.Workers = cmp.Or(max(o.Workers, 0), DefaultWorkers)
 	o.ClaimTTL = cmp.Or(max(o.ClaimTTL, 0), DefaultClaimTTL)
 	o.SendTimeout = min(cmp.Or(max(o.SendTimeout, 0), DefaultSendTimeout), o.ClaimTTL/2)
+	o.HeartbeatTTL = cmp.Or(max(o.HeartbeatTTL, 0), DefaultHeartbeatTTL)
+	if _, ok := o.Store.(dedupe.Heartbeats); ok {
+		o.SendTimeout = min(o.SendTimeout, o.HeartbeatTTL/2)
+	}
 	o.ShutdownGrace = cmp.Or(max(o.ShutdownGrace, 0), DefaultShutdownGrace)
 	o.BaseBackoff = cmp.Or(max(o.BaseBackoff, 0), DefaultBaseBackoff)
 	o.MaxBackoff = max(cmp.Or(max(o.MaxBackoff, 0), DefaultMaxBackoff), o.BaseBackoff)
