@@ -212,8 +212,10 @@ type Publish struct {
 	// retried until they succeed or fail permanently (dead letters).
 	MaxBackoff Duration `yaml:"max_backoff"`
 	// ClaimTTL is how long one worker may hold an item it is sending
-	// (default 5m); LeaseTTL how long a worker owns a feed without renewing
-	// (default 1m).
+	// (default 5m): the bound for a worker alive but stuck. LeaseTTL is how
+	// long a worker owns a feed without renewing, and how long its
+	// heartbeat lasts (default 1m): the items of a worker whose heartbeat
+	// is gone (killed) are taken over by another at once.
 	ClaimTTL Duration `yaml:"claim_ttl"`
 	LeaseTTL Duration `yaml:"lease_ttl"`
 	// ShutdownGrace is how long in-flight sends may finish after a stop

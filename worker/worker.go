@@ -160,6 +160,7 @@ func New(ctx context.Context, o Options) (_ *Worker, err error) {
 		ClaimTTL:      cfg.Publish.ClaimTTL.D(),
 		ShutdownGrace: cfg.Publish.ShutdownGrace.D(),
 		MaxBackoff:    cfg.Publish.MaxBackoff.D(),
+		HeartbeatTTL:  cfg.Publish.LeaseTTL.D(),
 		Owner:         owner,
 		Observer:      w.hist,
 		// The store forgot what it held: fetch every feed in full again,
