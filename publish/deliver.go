@@ -263,13 +263,22 @@ func (p *Publisher) loop(ctx context.Context, drain bool, more <-chan struct{}) 
 // transient failures of its own pass (first retried within a second,
 // backing off from there), so that a pass over a service failing now and
 // then leaves nothing queued, while an item failing for longer, or a
-// service failing as a whole (the circuit is open), does not hold the
-// drain.
+// service failing as a whole for longer than drainOutageWait, does not
+// hold the drain.
 const drainRetryHorizon = 10 * time.Second
+
+// drainOutageWait is how long a drain waits for a service failing as a
+// whole (the circuit open) before it ends with items queued: a short
+// outage in the middle of a pass is ridden out, a long one is reported.
+const drainOutageWait = time.Minute
 
 // retrySoon reports whether a drain should wait for an item due at next.
 func (p *Publisher) retrySoon(next time.Time) bool {
-	return !next.IsZero() && time.Until(next) <= drainRetryHorizon && !p.gate.open()
+	if next.IsZero() || time.Until(next) > drainRetryHorizon {
+		return false
+	}
+	opened := p.gate.state().OpenedAt
+	return opened.IsZero() || time.Since(opened) < drainOutageWait
 }
 
 // stillOpen returns ch, or nil once ch is closed (a nil channel blocks a
