@@ -37,6 +37,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -85,6 +86,10 @@ type Options struct {
 	// ErrorRate is the fraction (0 to 1) of API requests the sandbox
 	// answers 500 or 503 (no Retry-After) without applying them.
 	ErrorRate float64
+	// Outage, when positive, makes every API request of cycle 1 fail
+	// (500/503) for that long from the cycle's start; the report says how
+	// long after the recovery the last item was confirmed.
+	Outage time.Duration
 	// WorkerRateLimit is the worker's api.rate_limit: negative (the
 	// default from the command line) means RateLimit, zero leaves it unset
 	// so that only the API's 429 answers and Retry-After slow the worker.
@@ -443,7 +448,27 @@ func (e *env) cycle(ctx context.Context, n int, cfg string) (Cycle, error) {
 	if err != nil {
 		return Cycle{}, err
 	}
+	var recovered time.Time
+	stopOutage := func() {}
+	if n == 1 && o.Outage > 0 {
+		base := e.sb.Faults()
+		down := base
+		down.ErrorRate = 1
+		if err := e.sb.SetFaults(down); err != nil {
+			return Cycle{}, err
+		}
+		var once sync.Once
+		heal := func() {
+			once.Do(func() {
+				recovered = time.Now()
+				_ = e.sb.SetFaults(base)
+			})
+		}
+		t := time.AfterFunc(o.Outage, heal)
+		stopOutage = func() { t.Stop(); heal() }
+	}
 	ru, wall, logPath, err := e.child(ctx, fmt.Sprintf("%s-cycle%d", e.store, n), args)
+	stopOutage()
 	stopProfile()
 	if err != nil {
 		return Cycle{}, fmt.Errorf("cycle %d: %w", n, err)
@@ -475,6 +500,9 @@ func (e *env) cycle(ctx context.Context, n int, cfg string) (Cycle, error) {
 		RedisRoundTrips: wr.RedisRoundTrips,
 	}
 	c.derive(o, api)
+	if !recovered.IsZero() && api.last.After(recovered) {
+		c.AfterRecovery = api.last.Sub(recovered).Seconds()
+	}
 	if wr.Failed > 0 {
 		return Cycle{}, fmt.Errorf("cycle %d: %d polls failed (log: %s)", n, wr.Failed, tail(logPath))
 	}
