@@ -100,3 +100,30 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestDrainRidesOutAnOutage: a drain that meets a service failing as a
+// whole waits for it (a short outage), and ends with everything
+// delivered once the service is back.
+func TestDrainRidesOutAnOutage(t *testing.T) {
+	e := newEnv(t, onRedis, sandbox.Faults{ErrorRate: 1})
+	oneAttemptClient(t, e)
+	p := e.publisher(func(o *publish.Options) { o.BaseBackoff, o.MaxBackoff = 0, 0 })
+	items := stories("drain-outage", 20)
+	e.accept(p, "drain-outage", items, publish.FeedOptions{InitialItems: len(items)})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- p.Drain(ctx) }()
+	waitFor(t, time.Minute, "the circuit to open", func() bool { return p.GateState().State != "closed" })
+	if err := e.sb.SetFaults(sandbox.Faults{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Drain: %v", err)
+	}
+	st, err := p.Stats(context.Background())
+	if err != nil || st.Outbox != 0 {
+		t.Fatalf("after the drain: %+v, %v; want the outbox empty", st, err)
+	}
+	e.exactlyOnce(items)
+}
