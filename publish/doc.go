@@ -102,6 +102,16 @@
 // ends) rather than held while its claim runs out. Category resolution,
 // the other wait before a send, runs under the send's timeout.
 //
+// A process that dies loses its claims before ClaimTTL with a store that
+// keeps heartbeats (Redis, [dedupe.Heartbeats]; see heartbeat.go): while
+// it delivers, each process refreshes its own heartbeat key (TTL
+// HeartbeatTTL, the worker's publish.lease_ttl), and the claims of a
+// process whose heartbeat is gone are taken by the next claim of another
+// at once, their pending marks making it look them up first. A process
+// claims and sends nothing unless its heartbeat outlasts the send, so no
+// POST of a process taken over is still in flight. ClaimTTL stays the
+// bound for a process alive but stuck.
+//
 // An ambiguous failure (timeout, broken connection, a 5xx or 409 answer to
 // a POST) keeps the pending mark. A pending mark found when an item is
 // claimed (after an ambiguous failure, or a crash between send and record)
