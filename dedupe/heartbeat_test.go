@@ -16,8 +16,18 @@ import (
 // first claim set, so the new holder looks the item up before posting.
 func TestHeartbeatTakesDeadOwnersClaims(t *testing.T) {
 	c, prefix := dedupetest.Redis(t)
-	a := dedupe.NewRedis(c, dedupe.RedisOptions{Prefix: prefix})
-	b := dedupe.NewRedis(c, dedupe.RedisOptions{Prefix: prefix})
+	testHeartbeat(t, dedupe.NewRedis(c, dedupe.RedisOptions{Prefix: prefix}), dedupe.NewRedis(c, dedupe.RedisOptions{Prefix: prefix}))
+}
+
+// TestClusterHeartbeat is the same on Redis Cluster: heartbeat keys are
+// per process, in slots of their own, and the claim script still touches
+// one partition's slot only.
+func TestClusterHeartbeat(t *testing.T) {
+	c, prefix := dedupetest.Cluster(t)
+	testHeartbeat(t, dedupe.NewRedis(c, dedupe.RedisOptions{Prefix: prefix}), dedupe.NewRedis(c, dedupe.RedisOptions{Prefix: prefix}))
+}
+
+func testHeartbeat(t *testing.T, a, b *dedupe.Redis) {
 	ctx := context.Background()
 	const ttl = 300 * time.Millisecond
 	if _, err := a.OwnerHeartbeat(ctx, "host/1/a", ttl, time.Hour); err != nil {

@@ -20,6 +20,16 @@ import (
 // one took, the other waits for.
 func TestRateBudgetShared(t *testing.T) {
 	c, prefix := dedupetest.Redis(t)
+	testRateBudgetShared(t, c, prefix)
+}
+
+// TestClusterRateBudget: the budget is one key, legal on Redis Cluster.
+func TestClusterRateBudget(t *testing.T) {
+	c, prefix := dedupetest.Cluster(t)
+	testRateBudgetShared(t, c, prefix)
+}
+
+func testRateBudgetShared(t *testing.T, c redis.UniversalClient, prefix string) {
 	a := dedupe.NewRedis(c, dedupe.RedisOptions{Prefix: prefix}).RateBudget()
 	b := dedupe.NewRedis(c, dedupe.RedisOptions{Prefix: prefix}).RateBudget()
 	other := dedupe.NewRedis(c, dedupe.RedisOptions{Prefix: prefix + "other:"}).RateBudget()
