@@ -30,7 +30,8 @@ func mustAdaptive(t *testing.T, o AdaptiveOptions) *AdaptiveRate {
 // rate below the ceiling, is counted, and no request of the process
 // starts before its Retry-After has passed.
 func TestAdaptiveRateCutsAndHoldsOnRefusal(t *testing.T) {
-	t.Parallel()
+	// Not parallel: its hold of a second would keep a parallel slot
+	// from the tests that compute a Retry-After date before they pause.
 	var mu sync.Mutex
 	var refusedAt time.Time
 	var starts []time.Time
@@ -146,7 +147,8 @@ func TestAdaptiveRateHeaders(t *testing.T) {
 // TestAdaptiveRateQuotaExhausted: Remaining 0 holds every request until
 // the reset, so the service is not asked while it would refuse.
 func TestAdaptiveRateQuotaExhausted(t *testing.T) {
-	t.Parallel()
+	// Not parallel: its hold of a second would keep a parallel slot
+	// from the tests that compute a Retry-After date before they pause.
 	var mu sync.Mutex
 	var times []time.Time
 	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request, n int) {
