@@ -51,6 +51,7 @@ type Client struct {
 	userAgent string
 	retry     RetryPolicy
 	limiter   *rate.Limiter
+	pacer     *AdaptiveRate
 	hook      Hook
 	tmplPath  string
 	checkFilt bool
@@ -90,6 +91,9 @@ type RetryPolicy struct {
 	// waited for: the error, carrying RetryAfter, goes back to the caller,
 	// who can schedule the work later instead of holding a goroutine.
 	MaxDelay time.Duration
+	// Multiplier is how much each wait grows over the one before (0 or
+	// less than 1: 2, doubling).
+	Multiplier float64
 }
 
 // DefaultRetryPolicy returns the policy used unless [WithRetryPolicy] says

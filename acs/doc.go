@@ -161,6 +161,23 @@
 // external_id, owns that decision. [WithRateLimiter] makes every attempt
 // wait for a golang.org/x/time/rate limiter first.
 //
+// [WithAdaptiveRate] paces every attempt of the client, from every
+// goroutine, with an [AdaptiveRate]: a ceiling (the configured rate), and
+// below it additive increase while answers come and multiplicative
+// decrease on a 429 or a 503 with Retry-After, whose Retry-After then
+// holds every request of the client exactly as long as asked. The
+// service's rate-limit headers (RateLimit-Policy, RateLimit, or
+// RateLimit-Limit/-Remaining/-Reset and X-RateLimit-*) set the pace before
+// it has to refuse. With a [Budget] the pace is drawn from a budget
+// shared with other processes. [AdaptiveRate.State] reports the rate, the
+// refusals and the waits; the package has no metrics library in it.
+//
+// Retrying is one policy, [RetryPolicy], with one backoff
+// ([RetryPolicy.Backoff]). A caller that retries work itself (the
+// publisher, which retries each item through its store so that a failing
+// item holds no other back) sets MaxAttempts to 1 and uses the same
+// Backoff, so nothing is retried twice over.
+//
 // # Instrumentation
 //
 // [WithHook] receives one [RequestInfo] per attempt: method, route template,
@@ -187,6 +204,8 @@
 //     boolean, times as Timestamp): [Filter.MarshalJSON] in filter.go;
 //   - retry, backoff and Retry-After policy: [DefaultRetryPolicy] in acs.go
 //     and Client.retryWait in request.go;
+//   - rate-limit headers and how the pace adapts to refusals:
+//     [AdaptiveRate] in adaptive.go;
 //   - no maximum page size is enforced ([ListOptions] in list.go), and a
 //     page shorter than asked is the last unless a reported total says
 //     otherwise (func all in list.go);

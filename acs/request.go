@@ -136,7 +136,20 @@ func (c *Client) do(ctx context.Context, r *request, v any) (*Response, bool, er
 				return nil, false, fmt.Errorf("acs: %s %s: rate limit: %w", r.method, r.route, err)
 			}
 		}
+		if c.pacer != nil {
+			if err := c.pacer.Wait(ctx); err != nil {
+				if cerr := ctxErr(ctx, r.method, r.route); cerr != nil {
+					return nil, false, cerr
+				}
+				return nil, false, fmt.Errorf("acs: %s %s: rate limit: %w", r.method, r.route, err)
+			}
+		}
+		sent := time.Now()
 		resp, body, err := c.attempt(ctx, r, attempt)
+		if c.pacer != nil {
+			st, h, ra := answerOf(resp, err)
+			c.pacer.observe(sent, st, h, ra)
+		}
 		if err == nil {
 			if v == nil {
 				return resp, false, nil
@@ -167,6 +180,20 @@ func (c *Client) do(ctx context.Context, r *request, v any) (*Response, bool, er
 			return resp, false, fmt.Errorf("acs: %s %s: wait to retry: %w", r.method, r.route, serr)
 		}
 	}
+}
+
+// answerOf is what the pacer learns from an attempt: the status (0 with
+// no answer), the headers and the Retry-After.
+func answerOf(resp *Response, err error) (int, http.Header, time.Duration) {
+	if resp == nil || resp.Response == nil {
+		return 0, nil, 0
+	}
+	var ra time.Duration
+	var apiErr *Error
+	if errors.As(err, &apiErr) {
+		ra = apiErr.RetryAfter
+	}
+	return resp.StatusCode, resp.Header, ra
 }
 
 // errTransport marks a failure with no HTTP answer (or an unreadable one),
@@ -273,15 +300,24 @@ func (c *Client) retryWait(method string, err error, n int) (time.Duration, bool
 	return c.backoff(n), true
 }
 
-// backoff is the wait after attempt n: BaseDelay doubled per attempt, capped
-// at MaxDelay, with "equal jitter" (between half and all of it) so that
-// clients failing together do not retry together.
-func (c *Client) backoff(n int) time.Duration {
-	d := c.retry.BaseDelay
-	for i := 1; i < n && d < c.retry.MaxDelay; i++ {
-		d *= 2
+// backoff is the wait after attempt n (see [RetryPolicy.Backoff]).
+func (c *Client) backoff(n int) time.Duration { return c.retry.Backoff(n) }
+
+// Backoff is the wait after attempt n (from 1) failed: BaseDelay times
+// Multiplier per attempt, capped at MaxDelay, with "equal jitter" (between half and
+// all of it) so that clients failing together do not retry together. It
+// is the one backoff of the worker: the client's own retries use it, and
+// so does the publisher's per-item retry (package publish).
+func (p RetryPolicy) Backoff(n int) time.Duration {
+	m := p.Multiplier
+	if !(m >= 1) {
+		m = 2
 	}
-	d = min(d, c.retry.MaxDelay)
+	d := p.BaseDelay
+	for i := 1; i < n && d < p.MaxDelay; i++ {
+		d = time.Duration(float64(d) * m)
+	}
+	d = min(d, p.MaxDelay)
 	if d <= 1 {
 		return d
 	}

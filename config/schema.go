@@ -59,8 +59,14 @@ type API struct {
 	Token string `yaml:"token"`
 	// TokenFile is a path whose content, trimmed, is the token. Never logged.
 	TokenFile string `yaml:"token_file"`
-	// RateLimit is the most requests per second sent to the API (0: no limit).
+	// RateLimit is the most requests per second sent to the API (0: no
+	// limit). It is a ceiling: the worker adapts below it to the service's
+	// 429s, Retry-After and rate-limit headers.
 	RateLimit float64 `yaml:"rate_limit"`
+	// SharedRateLimit makes every replica on the same Redis share one
+	// request budget (one rate for all), instead of each pacing itself;
+	// ignored with the embedded store.
+	SharedRateLimit bool `yaml:"shared_rate_limit"`
 	// RateBurst is the burst allowed above RateLimit (default 1).
 	RateBurst int `yaml:"rate_burst"`
 	// Timeout bounds one API request (default 30s).
@@ -206,8 +212,10 @@ type Publish struct {
 	// retried until they succeed or fail permanently (dead letters).
 	MaxBackoff Duration `yaml:"max_backoff"`
 	// ClaimTTL is how long one worker may hold an item it is sending
-	// (default 5m); LeaseTTL how long a worker owns a feed without renewing
-	// (default 1m).
+	// (default 5m): the bound for a worker alive but stuck. LeaseTTL is how
+	// long a worker owns a feed without renewing, and how long its
+	// heartbeat lasts (default 1m): the items of a worker whose heartbeat
+	// is gone (killed) are taken over by another at once.
 	ClaimTTL Duration `yaml:"claim_ttl"`
 	LeaseTTL Duration `yaml:"lease_ttl"`
 	// ShutdownGrace is how long in-flight sends may finish after a stop

@@ -97,9 +97,11 @@
 //	                             that failed the same way
 //	                             (Settlement.Run); absent when the last
 //	                             attempt set none
-//	P{T}claim:M      string      owner, SET NX PX claim TTL: one worker
-//	                             sends an item at a time; a dead worker's
-//	                             claim expires
+//	P{T}claim:M      string      owner ("process#n"), SET NX PX claim
+//	                             TTL: one worker sends an item at a
+//	                             time; a dead worker's claim is taken
+//	                             once its heartbeat is gone, else it
+//	                             expires
 //	P{T'}lease:NAME  string      other named leases ("category:<name>"
 //	                             while publish creates a category), in
 //	                             the partition NAME hashes to
@@ -109,6 +111,12 @@
 //	                             marker (see [Reconciler]), written once,
 //	                             when missing; losing any node of a
 //	                             Cluster changes the epoch
+//	Phb:PROC         string      a process's heartbeat, PX
+//	                             publish.lease_ttl ([Heartbeats])
+//	Powners          sorted set  PROC -> last heartbeat (ms): the
+//	                             processes whose claims may be taken
+//	Papi:rate        string      the shared API request budget (GCRA,
+//	                             api.shared_rate_limit, [RateBudget])
 //
 // Scripts and the keys they touch (all in one partition T):
 //
@@ -116,7 +124,9 @@
 //	commit           f:F:seen, f:F:rec, f:F:val, q:due, q:dead, q:data,
 //	                 q:meta, q:run
 //	claim            q:due, q:data, q:meta, q:run, and per claimed item
-//	                 claim:M and f:F:rec (F of the item, in T)
+//	                 claim:M and f:F:rec (F of the item, in T); the
+//	                 processes whose heartbeat is gone come as
+//	                 arguments, read before with plain EXISTS
 //	settle / renew   q:due, q:dead, q:data, q:meta, q:run, claim:M,
 //	                 f:F:rec
 //	retry dead       q:due, q:dead, q:meta, q:run, f:F:rec per item

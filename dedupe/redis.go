@@ -52,6 +52,8 @@ type Redis struct {
 	// random one per process, so that replicas do not all drain the same
 	// partition first.
 	next atomic.Uint32
+	// dead is what the last Heartbeat found (see heartbeat.go).
+	dead deadOwners
 }
 
 var _ Store = (*Redis)(nil)

@@ -72,7 +72,10 @@ type claimConn interface {
 
 func (r *Redis) claim(ctx context.Context, c claimConn, owner string, max int, ttl time.Duration, now time.Time) ([]Claimed, time.Time, error) {
 	order := r.partitionOrder()
-	args := func(p, n int) []any { return []any{ms(now), n, ttl.Milliseconds(), owner, r.l.tag(p)} }
+	dead := r.deadArgs()
+	args := func(p, n int) []any {
+		return append([]any{ms(now), n, ttl.Milliseconds(), owner, r.l.tag(p)}, dead...)
+	}
 	var first *redis.Cmd
 	peeks := make([]*redis.ZSliceCmd, len(order))
 	_, err := c.Pipelined(ctx, func(pl redis.Pipeliner) error {

@@ -177,6 +177,20 @@ return table.concat(out)
 // unclaimed score.
 const claimSrc = luaLib + `
 local now, max, ttl, owner, prefix = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5]
+-- ARGV[6..]: processes whose heartbeat is gone (see heartbeat.go): their
+-- claims are taken as if free. A claim owner is "process#n".
+local dead, ndead = {}, 0
+for i = 6, #ARGV do dead[ARGV[i]] = true; ndead = ndead + 1 end
+local function take(ck)
+  if redis.call("SET", ck, owner, "NX", "PX", ttl) then return true end
+  if ndead == 0 then return false end
+  local cur = redis.call("GET", ck)
+  if cur and dead[string.match(cur, "^(.*)#[^#]*$") or cur] then
+    redis.call("SET", ck, owner, "PX", ttl)
+    return true
+  end
+  return false
+end
 local out = {}
 local offset, scanned = 0, 0
 while #out < max and scanned < 1000 do
@@ -186,7 +200,7 @@ while #out < max and scanned < 1000 do
     scanned = scanned + 1
     if #out < max then
       local ck = prefix .. "claim:" .. member
-      if redis.call("SET", ck, owner, "NX", "PX", ttl) then
+      if take(ck) then
         local data = redis.call("HGET", KEYS[2], member)
         local ms = redis.call("HGET", KEYS[3], member)
         local feed, ext = member_parts(member)

@@ -10,6 +10,8 @@ import (
 	"github.com/feedworker/feedworker/dedupe"
 )
 
+// TestBackoff: an item's wait grows by half per failed attempt, with
+// jitter over its upper half, up to MaxBackoff.
 func TestBackoff(t *testing.T) {
 	p := &Publisher{o: Options{BaseBackoff: time.Second, MaxBackoff: time.Hour}}
 	tests := []struct {
@@ -17,10 +19,10 @@ func TestBackoff(t *testing.T) {
 		ceil     time.Duration // the delay before jitter
 	}{
 		{0, time.Second},
-		{1, 2 * time.Second},
-		{5, 32 * time.Second},
-		{11, 2048 * time.Second},
-		{12, time.Hour}, // 4096s is past the cap
+		{1, 1500 * time.Millisecond},
+		{2, 2250 * time.Millisecond},
+		{5, 7593750 * time.Microsecond},
+		{21, time.Hour}, // 1.5^21 s is past the cap
 		{1000, time.Hour},
 	}
 	for _, tc := range tests {
@@ -63,7 +65,7 @@ func TestRetryAfterGateCapped(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_ = p.api.(gated).after(&acs.Error{Status: http.StatusTooManyRequests, RetryAfter: tc.retryAfter})
+		_ = p.api.(gated).after(false, &acs.Error{Status: http.StatusTooManyRequests, RetryAfter: tc.retryAfter})
 		p.gate.mu.Lock()
 		got := time.Until(p.gate.until)
 		p.gate.mu.Unlock()

@@ -37,10 +37,11 @@ func (a *ACS) Delete(ctx context.Context, typ string, id int64) error {
 }
 
 func (a gated) Delete(ctx context.Context, typ string, id int64) error {
-	if err := a.before(ctx); err != nil {
+	probe, err := a.before(ctx)
+	if err != nil {
 		return err
 	}
-	return a.after(a.api.Delete(ctx, typ, id))
+	return a.after(probe, a.api.Delete(ctx, typ, id))
 }
 
 // remove deletes a withdrawn item's content, if the service has any. rec

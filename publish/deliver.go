@@ -58,6 +58,23 @@ func (p *Publisher) loop(ctx context.Context, drain bool, more <-chan struct{}) 
 	// Sends run on hard, which outlives ctx by the grace period.
 	hard, hardCancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer hardCancel()
+	if hb := p.heartbeats(); hb != nil {
+		// The heartbeat outlives every send: it stops after them (this
+		// defer runs after stop's), and then the process leaves.
+		hbCtx, hbCancel := context.WithCancel(context.WithoutCancel(ctx))
+		p.beat(hbCtx, hb)
+		hbDone := make(chan struct{})
+		go func() { defer close(hbDone); p.runHeartbeat(hbCtx, hb) }()
+		defer func() {
+			hbCancel()
+			<-hbDone
+			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			defer cancel()
+			if err := hb.OwnerLeave(lctx, p.o.Owner); err != nil {
+				p.log.Warn("could not remove this worker's heartbeat", "cause", err)
+			}
+		}()
+	}
 	w := p.o.Workers
 	// Up to two batches of items are claimed at once: one being sent by
 	// the w senders, and the next waiting for a sender, so that a claim
@@ -177,6 +194,11 @@ func (p *Publisher) loop(ctx context.Context, drain bool, more <-chan struct{}) 
 		// it lasts at least until at + ClaimTTL on ours.
 		at, owner := time.Now(), p.claimOwner()
 		err := p.storeOp(ctx, "claim", func(ctx context.Context) (err error) {
+			if !p.alive() && (!p.beat(ctx, p.heartbeats()) || !p.alive()) {
+				// Claiming without a heartbeat would let another worker
+				// take the items while this one sends them.
+				return errNoHeartbeat
+			}
 			claimed, next, err = p.store.Claim(ctx, owner, n, p.o.ClaimTTL, at)
 			return err
 		})
@@ -208,7 +230,7 @@ func (p *Publisher) loop(ctx context.Context, drain bool, more <-chan struct{}) 
 		if len(claimed) > 0 {
 			continue
 		}
-		if drain && inFlight == 0 && more == nil {
+		if drain && inFlight == 0 && more == nil && !p.retrySoon(next) {
 			stop()
 			return nil
 		}
@@ -235,6 +257,28 @@ func (p *Publisher) loop(ctx context.Context, drain bool, more <-chan struct{}) 
 
 	stop()
 	return nil
+}
+
+// drainRetryHorizon is how far ahead a drain waits for a retry: the
+// transient failures of its own pass (first retried within a second,
+// backing off from there), so that a pass over a service failing now and
+// then leaves nothing queued, while an item failing for longer, or a
+// service failing as a whole for longer than drainOutageWait, does not
+// hold the drain.
+const drainRetryHorizon = 10 * time.Second
+
+// drainOutageWait is how long a drain waits for a service failing as a
+// whole (the circuit open) before it ends with items queued: a short
+// outage in the middle of a pass is ridden out, a long one is reported.
+const drainOutageWait = time.Minute
+
+// retrySoon reports whether a drain should wait for an item due at next.
+func (p *Publisher) retrySoon(next time.Time) bool {
+	if next.IsZero() || time.Until(next) > drainRetryHorizon {
+		return false
+	}
+	opened := p.gate.state().OpenedAt
+	return opened.IsZero() || time.Since(opened) < drainOutageWait
 }
 
 // stillOpen returns ch, or nil once ch is closed (a nil channel blocks a

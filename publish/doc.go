@@ -102,6 +102,16 @@
 // ends) rather than held while its claim runs out. Category resolution,
 // the other wait before a send, runs under the send's timeout.
 //
+// A process that dies loses its claims before ClaimTTL with a store that
+// keeps heartbeats (Redis, [dedupe.Heartbeats]; see heartbeat.go): while
+// it delivers, each process refreshes its own heartbeat key (TTL
+// HeartbeatTTL, the worker's publish.lease_ttl), and the claims of a
+// process whose heartbeat is gone are taken by the next claim of another
+// at once, their pending marks making it look them up first. A process
+// claims and sends nothing unless its heartbeat outlasts the send, so no
+// POST of a process taken over is still in flight. ClaimTTL stays the
+// bound for a process alive but stuck.
+//
 // An ambiguous failure (timeout, broken connection, a 5xx or 409 answer to
 // a POST) keeps the pending mark. A pending mark found when an item is
 // claimed (after an ambiguous failure, or a crash between send and record)
@@ -114,10 +124,25 @@
 // # Failures
 //
 //   - 429, 408, 401, 5xx and transport failures are retried with capped
-//     exponential backoff and jitter (BaseBackoff doubling up to
-//     MaxBackoff). The next attempt time is stored with the entry, so it
-//     survives restarts and is delivered even if its feed answers 304
-//     forever after.
+//     exponential backoff and jitter (BaseBackoff, 100ms by default,
+//     growing by half per failed attempt up to MaxBackoff, through
+//     acs.RetryPolicy.Backoff), so the first retries of a transient
+//     failure come within a second and only an item that keeps failing
+//     waits long. Retrying is done here only, per item, through the
+//     store, so a failing item holds no other back: the worker's acs
+//     client makes one attempt per call. The next attempt time is stored
+//     with the entry, so it survives restarts and is delivered even if
+//     its feed answers 304 forever after. A failure with no answer waits
+//     a send timeout before its look-up only when we stopped waiting (a
+//     timeout): a reset or closed connection is retried soon.
+//   - The circuit (gate.go) opens only when the service fails as a whole:
+//     10 transient failures in a row across all workers (a 20% error rate
+//     practically never does that). Open, it sends nothing for 0.5s
+//     doubling to 5s, then one probe; items held meanwhile are given back
+//     without counting an attempt, and all go once a probe succeeds.
+//   - A drain (feedworker once) also waits for retries due within 10s,
+//     unless the circuit is open, so a pass over a service failing now and
+//     then leaves nothing queued.
 //   - A Retry-After (429, or any answer carrying one) holds back every API
 //     call of the process until it has passed, not just the one item: for
 //     at most MaxBackoff, or a minute if that is longer (an absurd

@@ -186,12 +186,13 @@ func (a *ACS) pages(ctx context.Context, f acs.Filter, budget int, each func(*ac
 // FindMany is the gated [BatchFinder]: the API's own when it has one, else
 // one Find per id.
 func (a gated) FindMany(ctx context.Context, externalIDs []string) (map[string]Found, Lookups, error) {
-	if err := a.before(ctx); err != nil {
+	probe, err := a.before(ctx)
+	if err != nil {
 		return nil, Lookups{}, err
 	}
 	if bf, ok := a.api.(BatchFinder); ok {
 		found, n, err := bf.FindMany(ctx, externalIDs)
-		return found, n, a.after(err)
+		return found, n, a.after(probe, err)
 	}
 	var n Lookups
 	found := make(map[string]Found)
@@ -199,11 +200,11 @@ func (a gated) FindMany(ctx context.Context, externalIDs []string) (map[string]F
 		f, err := a.api.Find(ctx, id)
 		n.Filtered++
 		if err != nil {
-			return nil, n, a.after(err)
+			return nil, n, a.after(probe, err)
 		}
 		if f.ID != 0 {
 			found[id] = f
 		}
 	}
-	return found, n, nil
+	return found, n, a.after(probe, nil)
 }

@@ -28,12 +28,13 @@ const (
 	DefaultClaimTTL      = 5 * time.Minute
 	DefaultSendTimeout   = 30 * time.Second
 	DefaultShutdownGrace = 30 * time.Second
-	DefaultBaseBackoff   = time.Second
+	DefaultBaseBackoff   = 100 * time.Millisecond
 	DefaultMaxBackoff    = time.Hour
 	DefaultPollInterval  = time.Second
 	DefaultStatsInterval = 15 * time.Second
 	DefaultCategoryTTL   = time.Minute
 	DefaultMaxUnresolved = 5
+	DefaultHeartbeatTTL  = time.Minute
 )
 
 // ErrNotFound is returned by RetryDeadLetter for an id with no dead letter.
@@ -61,7 +62,8 @@ type Options struct {
 	// context is cancelled (default 30s).
 	ShutdownGrace time.Duration
 	// BaseBackoff and MaxBackoff bound the retry delay of one item
-	// (defaults 1s and 1h): BaseBackoff doubles per attempt, with jitter,
+	// (defaults 100ms and 1h, growing by half per attempt, so the first retries of a transient failure
+	// come within a second): BaseBackoff doubles per attempt, with jitter,
 	// up to MaxBackoff. An item also waits no longer than MaxBackoff for
 	// a Retry-After; the whole process honours one for up to MaxBackoff,
 	// or a minute if that is longer.
@@ -83,6 +85,12 @@ type Options struct {
 	// CategoryTTL is the least time between two category list refreshes
 	// triggered by unknown names (default 1m).
 	CategoryTTL time.Duration
+	// HeartbeatTTL is how long this process's heartbeat lasts unrefreshed
+	// (default 1m; the worker passes publish.lease_ttl), with a store that
+	// keeps heartbeats ([dedupe.Heartbeats]): a process whose heartbeat is
+	// gone has its claimed items taken at once by another. SendTimeout is
+	// kept to at most half of it.
+	HeartbeatTTL time.Duration
 	// Owner names this process in claims and leases (default host, pid and
 	// a random suffix). Each claim call adds a sequence number to it, so
 	// that no two claims share an owner.
@@ -155,6 +163,7 @@ type Publisher struct {
 	// claimSeq numbers claim calls, to make each claim's owner unique.
 	claimSeq atomic.Uint64
 	rec      *reconciler
+	hb       heartbeat
 
 	statsMu   sync.Mutex
 	lastStats time.Time
@@ -172,6 +181,10 @@ func New(o Options) (*Publisher, error) {
 	o.Workers = cmp.Or(max(o.Workers, 0), DefaultWorkers)
 	o.ClaimTTL = cmp.Or(max(o.ClaimTTL, 0), DefaultClaimTTL)
 	o.SendTimeout = min(cmp.Or(max(o.SendTimeout, 0), DefaultSendTimeout), o.ClaimTTL/2)
+	o.HeartbeatTTL = cmp.Or(max(o.HeartbeatTTL, 0), DefaultHeartbeatTTL)
+	if _, ok := o.Store.(dedupe.Heartbeats); ok {
+		o.SendTimeout = min(o.SendTimeout, o.HeartbeatTTL/2)
+	}
 	o.ShutdownGrace = cmp.Or(max(o.ShutdownGrace, 0), DefaultShutdownGrace)
 	o.BaseBackoff = cmp.Or(max(o.BaseBackoff, 0), DefaultBaseBackoff)
 	o.MaxBackoff = max(cmp.Or(max(o.MaxBackoff, 0), DefaultMaxBackoff), o.BaseBackoff)

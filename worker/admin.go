@@ -160,7 +160,11 @@ code{font-size:12px}
 </style></head>
 <body>
 <h1>feedworker</h1>
-<p>Version {{.Version}} · generated {{ago .Generated}} · {{len .Feeds}} feeds · outbox {{.Outbox}} · dead letters {{len .DeadLetters}}</p>
+<p>Version {{.Version}} · generated {{ago .Generated}} · {{len .Feeds}} feeds · outbox {{.Outbox}}{{if .WaitingForDeadOwner}} ({{.WaitingForDeadOwner}} waiting for a dead worker){{end}} · dead letters {{len .DeadLetters}}</p>
+{{with .Pacing}}<h2>Pacing</h2>
+<p id="api">Rate {{if .Rate}}{{printf "%.1f" .Rate}}/s{{else}}unpaced{{end}}{{if .Ceiling}} (ceiling {{printf "%.0f" .Ceiling}}/s){{end}}{{if .Shared}}, shared by all replicas{{end}}
+· refused: {{.Limited}} × 429, {{.Unavailable}} × 503 with Retry-After · {{.Waits}} waits ({{printf "%.1f" .WaitedSeconds}}s){{if .HoldUntil}} · Retry-After until {{ago .HoldUntil}}{{end}}
+· circuit <span class="{{if eq .Gate "closed"}}ok{{else}}err{{end}}">{{.Gate}}</span>{{if .GateFailures}} ({{.GateFailures}} failures in a row){{end}}</p>{{end}}
 <h2>Feeds</h2>
 <table id="feeds">
 <thead><tr><th>Feed</th><th>URL</th><th>Last poll</th><th>Result</th><th>Next poll</th><th>Published</th><th>Last error</th></tr></thead>

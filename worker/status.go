@@ -8,11 +8,14 @@ import (
 
 // Status is what the status page and /status.json show.
 type Status struct {
-	Version     string       `json:"version"`
-	Generated   *time.Time   `json:"generated"`
-	Feeds       []FeedStatus `json:"feeds"`
-	Outbox      int64        `json:"outbox"`
-	DeadLetters []DeadLetter `json:"dead_letters"`
+	Version   string       `json:"version"`
+	Generated *time.Time   `json:"generated"`
+	Feeds     []FeedStatus `json:"feeds"`
+	Outbox    int64        `json:"outbox"`
+	// WaitingForDeadOwner counts outbox items still claimed by a worker
+	// whose heartbeat is gone; the next claim takes them.
+	WaitingForDeadOwner int          `json:"waiting_for_dead_owner"`
+	DeadLetters         []DeadLetter `json:"dead_letters"`
 	// API is the API's last hour as this process saw it.
 	API APIState `json:"api"`
 	// ReadOnly is set when admin.token is not: the console takes no action.
@@ -24,6 +27,8 @@ type Status struct {
 	// Unreadable lists, per feed and cause, the API's 2xx answers this
 	// process could not read.
 	Unreadable []UnreadableAnswer `json:"unreadable_answers"`
+	// Pacing is how the worker paces itself to the service.
+	Pacing *APIStatus `json:"pacing"`
 }
 
 // UnreadableAnswer is one feed and cause of answers the client could not

@@ -161,6 +161,10 @@ func (w *Worker) Status(ctx context.Context) (*Status, error) {
 	}
 	st.Outbox = int64(stats.Outbox)
 	w.addHistory(ctx, st, now)
+	st.Pacing = w.apiStatus()
+	if st.WaitingForDeadOwner, err = w.pub.DeadOwnerItems(ctx); err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
 	dls, err := w.pub.DeadLetters(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)

@@ -23,7 +23,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
-	"golang.org/x/time/rate"
 
 	"github.com/feedworker/feedworker/acs"
 	"github.com/feedworker/feedworker/article"
@@ -72,16 +71,18 @@ type Worker struct {
 	cfg      *config.Config
 	mappings map[string]*transform.Mapping
 
-	store   dedupe.Store
-	redis   redis.UniversalClient // nil with the embedded store
-	client  *acs.Client
-	pub     *publish.Publisher
-	poller  *feeds.Poller
-	leases  *dedupe.Owner // nil with the embedded store: one process owns every feed
-	og      *transform.OGImageFetcher
-	article *article.Fetcher
-	sandbox *sandbox.Server    // the embedded API, when base_url is "embedded"
-	websub  *websub.Subscriber // nil unless websub.public_url is set
+	store      dedupe.Store
+	redis      redis.UniversalClient // nil with the embedded store
+	client     *acs.Client
+	pacer      *acs.AdaptiveRate
+	budgetWarn budgetWarn
+	pub        *publish.Publisher
+	poller     *feeds.Poller
+	leases     *dedupe.Owner // nil with the embedded store: one process owns every feed
+	og         *transform.OGImageFetcher
+	article    *article.Fetcher
+	sandbox    *sandbox.Server    // the embedded API, when base_url is "embedded"
+	websub     *websub.Subscriber // nil unless websub.public_url is set
 	// websubLive is set while the callback listener serves.
 	websubLive atomic.Bool
 	metrics    *metrics
@@ -148,6 +149,7 @@ func New(ctx context.Context, o Options) (_ *Worker, err error) {
 	if err := w.openAPI(ctx); err != nil {
 		return nil, err
 	}
+	w.registerAPIMetrics(o.Registerer)
 	owner := processOwner()
 	w.pub, err = publish.New(publish.Options{
 		Store:         w.store,
@@ -158,6 +160,7 @@ func New(ctx context.Context, o Options) (_ *Worker, err error) {
 		ClaimTTL:      cfg.Publish.ClaimTTL.D(),
 		ShutdownGrace: cfg.Publish.ShutdownGrace.D(),
 		MaxBackoff:    cfg.Publish.MaxBackoff.D(),
+		HeartbeatTTL:  cfg.Publish.LeaseTTL.D(),
 		Owner:         owner,
 		Observer:      w.hist,
 		// The store forgot what it held: fetch every feed in full again,
@@ -300,11 +303,19 @@ func (w *Worker) openAPI(ctx context.Context) error {
 		w.metrics.apiHook(ctx, info)
 		w.api.observe(info)
 	}
-	api, err := OpenAPI(ctx, w.cfg, APIOptions{Logger: w.log, Hook: hook, SandboxData: w.cfg.API.SandboxData})
+	o := APIOptions{Logger: w.log, Hook: hook, SandboxData: w.cfg.API.SandboxData,
+		// Delivery is retried in one place, by the publisher, per item
+		// (publish.Publisher.backoff): the client makes one attempt a call.
+		Retry: &acs.RetryPolicy{MaxAttempts: 1}}
+	if rs, ok := w.store.(*dedupe.Redis); ok && w.cfg.API.SharedRateLimit {
+		o.Budget = rs.RateBudget()
+		o.OnBudgetError = w.budgetError
+	}
+	api, err := OpenAPI(ctx, w.cfg, o)
 	if err != nil {
 		return err
 	}
-	w.client, w.sandbox = api.Client, api.Sandbox
+	w.client, w.sandbox, w.pacer = api.Client, api.Sandbox, api.Pacer
 	w.closers = append(w.closers, api.Close)
 	return nil
 }
@@ -315,12 +326,20 @@ type APIOptions struct {
 	Hook   acs.Hook
 	// SandboxData is the embedded sandbox's state file ("" keeps it in memory).
 	SandboxData string
+	// Budget, when set, is the request budget shared with other replicas
+	// (api.shared_rate_limit); OnBudgetError hears its failures.
+	Budget        acs.Budget
+	OnBudgetError func(error)
+	// Retry replaces the client's retry policy (nil: acs.DefaultRetryPolicy).
+	Retry *acs.RetryPolicy
 }
 
 // API is a client for the configured API, with the embedded sandbox behind
 // it when base_url is "embedded".
 type API struct {
-	Client  *acs.Client
+	Client *acs.Client
+	// Pacer paces every request of Client (api.rate_limit is its ceiling).
+	Pacer   *acs.AdaptiveRate
 	Sandbox *sandbox.Server
 	Close   func() error
 }
@@ -381,8 +400,15 @@ func OpenAPI(ctx context.Context, cfg *config.Config, o APIOptions) (*API, error
 	if api.TemplatePath != "" {
 		opts = append(opts, acs.WithTemplatePath(api.TemplatePath))
 	}
-	if api.RateLimit > 0 {
-		opts = append(opts, acs.WithRateLimiter(rate.NewLimiter(rate.Limit(api.RateLimit), max(1, api.RateBurst))))
+	pacer, err := acs.NewAdaptiveRate(acs.AdaptiveOptions{Ceiling: api.RateLimit, Burst: api.RateBurst, Budget: o.Budget, OnBudgetError: o.OnBudgetError})
+	if err != nil {
+		_ = out.Close()
+		return nil, fmt.Errorf("api client: %w", err)
+	}
+	out.Pacer = pacer
+	opts = append(opts, acs.WithAdaptiveRate(pacer))
+	if o.Retry != nil {
+		opts = append(opts, acs.WithRetryPolicy(*o.Retry))
 	}
 	c, err := acs.NewClient(baseURL, hc, opts...)
 	if err != nil {

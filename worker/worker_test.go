@@ -388,6 +388,16 @@ func TestStatusPageAndJSON(t *testing.T) {
 	if len(st.Feeds) != 2 || st.Feeds[0].LastResult != "ok" || st.Feeds[0].Published != 2 || st.Feeds[0].LastPoll == nil {
 		t.Errorf("status.json feeds = %+v", st.Feeds)
 	}
+	// The pacing: the ceiling is api.rate_limit (unset here), the circuit
+	// closed, and the page says so.
+	if st.Pacing == nil || st.Pacing.Gate != "closed" || st.Pacing.Ceiling != w.cfg.API.RateLimit || st.Pacing.Limited != 0 {
+		t.Errorf("status.json pacing = %+v; want the pacer's state with a closed circuit", st.Pacing)
+	}
+	for _, want := range []string{`<p id="api">`, "circuit"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("status page lacks %q", want)
+		}
+	}
 }
 
 func TestSecretsNeverLogged(t *testing.T) {

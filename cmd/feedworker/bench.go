@@ -30,6 +30,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Var(&o.SandboxStyle, "sandbox-style", "how the sandbox answers: strict or loose (string ids, RFC 3339 times, nulls, extra fields)")
 	fs.Float64Var(&o.RateLimit, "rate-limit", 0, "the API's rate limit in requests/s (the sandbox answers 429 above it; the worker is configured with it); 0: none")
 	fs.Float64Var(&o.WorkerRateLimit, "worker-rate-limit", -1, "the worker's api.rate_limit; negative: --rate-limit, 0: unset (only 429 and Retry-After slow it)")
+	fs.Float64Var(&o.ErrorRate, "error-rate", 0, "fraction (0-1) of API requests the sandbox answers 500 or 503 without Retry-After, unapplied")
+	fs.DurationVar(&o.Outage, "outage", 0, "every API request of cycle 1 fails (500/503) for this long from its start; the report gives the time from the recovery to the last confirmed item")
 	fs.IntVar(&o.Runs, "runs", bench.DefaultRuns, "runs of the three cycles; the report gives medians")
 	fs.StringVar(&o.RedisURL, "redis-url", cmp.Or(os.Getenv("REDIS_URL"), bench.DefaultRedisURL), "Redis to use (with --stores redis), under a fresh key prefix removed after; $REDIS_URL, when set, is the default")
 	fs.Uint64Var(&o.Seed, "seed", bench.DefaultSeed, "seed of the generated feeds and of the changed feeds")

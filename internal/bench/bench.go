@@ -37,6 +37,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -82,6 +83,13 @@ type Options struct {
 	// second: the sandbox answers 429 above it, and the worker is configured
 	// with it (api.rate_limit), as an operator would from the API's docs.
 	RateLimit float64
+	// ErrorRate is the fraction (0 to 1) of API requests the sandbox
+	// answers 500 or 503 (no Retry-After) without applying them.
+	ErrorRate float64
+	// Outage, when positive, makes every API request of cycle 1 fail
+	// (500/503) for that long from the cycle's start; the report says how
+	// long after the recovery the last item was confirmed.
+	Outage time.Duration
 	// WorkerRateLimit is the worker's api.rate_limit: negative (the
 	// default from the command line) means RateLimit, zero leaves it unset
 	// so that only the API's 429 answers and Retry-After slow the worker.
@@ -152,6 +160,9 @@ func (o Options) validate() error {
 	}
 	if o.Change < 0 || o.Change > 1 {
 		errs = append(errs, fmt.Errorf("change %v: want a fraction from 0 to 1", o.Change))
+	}
+	if !(o.ErrorRate >= 0 && o.ErrorRate < 1) {
+		errs = append(errs, fmt.Errorf("error rate %v: want a fraction from 0 to below 1", o.ErrorRate))
 	}
 	if o.Runs < 1 {
 		errs = append(errs, fmt.Errorf("runs %d: want at least 1", o.Runs))
@@ -289,7 +300,7 @@ func runOnce(ctx context.Context, o Options, rc *redis.Client, run int, store st
 	e.farmURL = farmURL
 
 	e.sb, err = sandbox.New(sandbox.Options{
-		Faults:         sandbox.Faults{Latency: o.APILatency, RateLimit: o.RateLimit},
+		Faults:         sandbox.Faults{Latency: o.APILatency, RateLimit: o.RateLimit, ErrorRate: o.ErrorRate, Seed: o.Seed},
 		Style:          o.SandboxStyle,
 		RequestLogSize: 1, // the bench counts requests itself
 	})
@@ -437,7 +448,27 @@ func (e *env) cycle(ctx context.Context, n int, cfg string) (Cycle, error) {
 	if err != nil {
 		return Cycle{}, err
 	}
+	var recovered time.Time
+	stopOutage := func() {}
+	if n == 1 && o.Outage > 0 {
+		base := e.sb.Faults()
+		down := base
+		down.ErrorRate = 1
+		if err := e.sb.SetFaults(down); err != nil {
+			return Cycle{}, err
+		}
+		var once sync.Once
+		heal := func() {
+			once.Do(func() {
+				recovered = time.Now()
+				_ = e.sb.SetFaults(base)
+			})
+		}
+		t := time.AfterFunc(o.Outage, heal)
+		stopOutage = func() { t.Stop(); heal() }
+	}
 	ru, wall, logPath, err := e.child(ctx, fmt.Sprintf("%s-cycle%d", e.store, n), args)
+	stopOutage()
 	stopProfile()
 	if err != nil {
 		return Cycle{}, fmt.Errorf("cycle %d: %w", n, err)
@@ -469,6 +500,9 @@ func (e *env) cycle(ctx context.Context, n int, cfg string) (Cycle, error) {
 		RedisRoundTrips: wr.RedisRoundTrips,
 	}
 	c.derive(o, api)
+	if !recovered.IsZero() && api.last.After(recovered) {
+		c.AfterRecovery = api.last.Sub(recovered).Seconds()
+	}
 	if wr.Failed > 0 {
 		return Cycle{}, fmt.Errorf("cycle %d: %d polls failed (log: %s)", n, wr.Failed, tail(logPath))
 	}

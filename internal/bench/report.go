@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -61,6 +62,9 @@ type Cycle struct {
 	// CPUPerItemUS is CPU divided by the items created or updated
 	// (microseconds; zero when none).
 	CPUPerItemUS float64 `json:"cpu_per_item_us"`
+	// AfterRecovery is how long after an outage (Options.Outage) ended
+	// the last write was confirmed (seconds; zero without one).
+	AfterRecovery float64 `json:"delivered_after_recovery_s"`
 }
 
 // derive fills the rates and ratios from the counts.
@@ -182,6 +186,8 @@ type ReportOptions struct {
 	APILatency string  `json:"api_latency"`
 	Gzip       bool    `json:"gzip"`
 	RateLimit  float64 `json:"rate_limit"`
+	ErrorRate  float64 `json:"error_rate"`
+	Outage     string  `json:"outage,omitempty"`
 	// WorkerRateLimit is the worker's api.rate_limit (0: unset).
 	WorkerRateLimit float64 `json:"worker_rate_limit"`
 	Runs            int     `json:"runs"`
@@ -193,7 +199,7 @@ type ReportOptions struct {
 func reportOptions(o Options) ReportOptions {
 	return ReportOptions{
 		Feeds: o.Feeds, Items: o.Items, Change: o.Change, Latency: o.Latency.String(),
-		APILatency: o.APILatency.String(), Gzip: o.Gzip, RateLimit: o.RateLimit,
+		APILatency: o.APILatency.String(), Gzip: o.Gzip, RateLimit: o.RateLimit, ErrorRate: o.ErrorRate, Outage: outageString(o.Outage),
 		WorkerRateLimit: o.workerRateLimit(), Runs: o.Runs,
 		Seed: o.Seed, Workers: o.Workers, Concurrency: o.Concurrency,
 	}
@@ -289,6 +295,7 @@ func medians(runs [][]Cycle) []Cycle {
 			DeliveredRate:     f(func(c Cycle) float64 { return c.DeliveredRate }),
 			RateLimitRatio:    f(func(c Cycle) float64 { return c.RateLimitRatio }),
 			CPUPerItemUS:      f(func(c Cycle) float64 { return c.CPUPerItemUS }),
+			AfterRecovery:     f(func(c Cycle) float64 { return c.AfterRecovery }),
 		}
 	}
 	return out
@@ -317,6 +324,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		o.Feeds, o.Items, o.Change*100, o.Latency, o.APILatency, o.Gzip)
 	if o.RateLimit > 0 {
 		fmt.Fprintf(bw, ", API rate limit %g/s (worker's api.rate_limit %g)", o.RateLimit, o.WorkerRateLimit)
+	}
+	if o.ErrorRate > 0 {
+		fmt.Fprintf(bw, ", API error rate %g", o.ErrorRate)
 	}
 	fmt.Fprintf(bw, "\nworker: publish.workers %d, http concurrency %d; medians of %d run(s), seed %d\n",
 		o.Workers, o.Concurrency, o.Runs, o.Seed)
@@ -374,6 +384,10 @@ func writeCycles(w io.Writer, o ReportOptions, cycles []Cycle) error {
 			c.FeedRequests, c.FeedNotModified, c.APIRequests, c.APIRateLimited, c.FeedConns, c.APIConns, c.Created, c.Updated,
 			c.RedisRoundTrips, c.RoundTripsPerPoll, perItem, c.DeliveredRate, ratio)
 	}
+	if o.Outage != "" && len(cycles) > 0 {
+		fmt.Fprintf(tw, "\ncycle 1: every API request failed for the first %s; the last item was confirmed %.3f s after the recovery\n",
+			o.Outage, cycles[0].AfterRecovery)
+	}
 	return tw.Flush()
 }
 
@@ -382,4 +396,12 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
+}
+
+// outageString is the outage for the report, "" without one.
+func outageString(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return d.String()
 }
