@@ -106,22 +106,22 @@ func (r *Redis) RenewLeases(ctx context.Context, names []string, owner string, t
 }
 
 func (r *Redis) leaseAnswers(ctx context.Context, s *redis.Script, op string, names []string, owner string, ttl time.Duration) ([]bool, error) {
-	cmds, err := r.leaseBatch(ctx, s, names, owner, ttl.Milliseconds())
+	cmds, groups, err := r.leaseBatch(ctx, s, names, owner, ttl.Milliseconds())
 	if err != nil {
 		return nil, fmt.Errorf("redis %s leases: %w", op, err)
 	}
-	out := make([]bool, 0, len(names))
-	for _, c := range cmds {
+	out := make([]bool, len(names))
+	for j, c := range cmds {
 		v, err := c.Int64Slice()
+		if err == nil && len(v) != len(groups[j]) {
+			err = fmt.Errorf("%d answers for %d leases", len(v), len(groups[j]))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("redis %s leases: %w", op, err)
 		}
-		for _, n := range v {
-			out = append(out, n == 1)
+		for k, i := range groups[j] {
+			out[i] = v[k] == 1
 		}
-	}
-	if len(out) != len(names) {
-		return nil, fmt.Errorf("redis %s leases: %d answers for %d leases", op, len(out), len(names))
 	}
 	return out, nil
 }
@@ -131,7 +131,7 @@ func (r *Redis) ReleaseLeases(ctx context.Context, names []string, owner string)
 	if owner == "" {
 		return fmt.Errorf("release leases: %w: empty owner", ErrInvalid)
 	}
-	cmds, err := r.leaseBatch(ctx, r.s.releaseLeases, names, owner, 0)
+	cmds, _, err := r.leaseBatch(ctx, r.s.releaseLeases, names, owner, 0)
 	if err != nil {
 		return fmt.Errorf("redis release leases: %w", err)
 	}
@@ -143,20 +143,24 @@ func (r *Redis) ReleaseLeases(ctx context.Context, names []string, owner string)
 	return nil
 }
 
-func (r *Redis) leaseBatch(ctx context.Context, s *redis.Script, names []string, owner string, ttlMS int64) ([]*redis.Cmd, error) {
-	var calls []scriptCall
-	for start := 0; start < len(names); start += leaseChunk {
-		chunk := names[start:min(start+leaseChunk, len(names))]
-		keys := make([]string, len(chunk))
-		for i, name := range chunk {
-			if name == "" {
-				return nil, fmt.Errorf("%w: empty lease name", ErrInvalid)
-			}
-			keys[i] = r.prefix + "lease:" + name
+func (r *Redis) leaseBatch(ctx context.Context, s *redis.Script, names []string, owner string, ttlMS int64) ([]*redis.Cmd, [][]int, error) {
+	for _, name := range names {
+		if name == "" {
+			return nil, nil, fmt.Errorf("%w: empty lease name", ErrInvalid)
 		}
-		calls = append(calls, scriptCall{keys: keys, args: []any{owner, ttlMS}})
 	}
-	return r.runPipelined(ctx, s, calls)
+	// A script's keys must share one slot: one script per partition.
+	groups := r.groupByPartition(names, func(n string) string { return n })
+	calls := make([]scriptCall, len(groups))
+	for j, g := range groups {
+		keys := make([]string, len(g))
+		for k, i := range g {
+			keys[k] = r.l.leaseKey(names[i])
+		}
+		calls[j] = scriptCall{keys: keys, args: []any{owner, ttlMS}}
+	}
+	cmds, err := r.runPipelined(ctx, s, calls)
+	return cmds, groups, err
 }
 
 // ValidatorsMany implements [ValidatorsBatcher] in one pipeline.
@@ -285,7 +289,7 @@ func (r *Redis) runPipelined(ctx context.Context, s *redis.Script, calls []scrip
 	err := exec(all)
 	var missing []int
 	for i, c := range cmds {
-		if c != nil && redis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
+		if c != nil && isNoScript(c.Err()) {
 			missing = append(missing, i)
 		}
 	}

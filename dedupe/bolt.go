@@ -265,6 +265,9 @@ func (b *Bolt) Diff(ctx context.Context, feedID string, items []Item, v *Validat
 		if err != nil {
 			return err
 		}
+		if err := f.checkFence(v); err != nil {
+			return err
+		}
 		first, _ := f.seen.Cursor().First()
 		d.Known = f.val.Get([]byte("at")) != nil || first != nil
 		dirty := false
@@ -341,6 +344,9 @@ func (b *Bolt) Commit(ctx context.Context, feedID string, changes []Change, v *V
 	err := b.update(ctx, "commit feed "+feedID, func(tx *bolt.Tx) error {
 		f, err := feedOf(tx, feedID, true)
 		if err != nil {
+			return err
+		}
+		if err := f.checkFence(v); err != nil {
 			return err
 		}
 		o := outboxOf(tx)

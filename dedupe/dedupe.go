@@ -238,6 +238,11 @@ func checkToken(what, s string) error {
 type Validators struct {
 	ETag         string
 	LastModified string
+	// Fence, when not zero, is the fencing token of the feed lease under
+	// which the caller polled ([FeedLeaser]): Diff and Commit then store
+	// nothing and fail with [ErrFenced] when the feed's token is another.
+	// Stores leave it zero in what they return.
+	Fence int64
 }
 
 // Item is one item of a fetch as Diff sees it.

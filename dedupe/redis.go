@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -21,22 +23,36 @@ type RedisOptions struct {
 	// SweepLimit bounds how many expired items one Diff deletes (default
 	// [DefaultSweepLimit]), so one poll never stalls Redis.
 	SweepLimit int
+	// Partitions is how many shards the outbox, dead letters and claims
+	// are split into (default [DefaultPartitions], at most
+	// [MaxPartitions]). Every replica of a deployment must use the same
+	// number: a feed's keys are found by its partition.
+	Partitions int
 }
 
-// Redis is the [Store] on a Redis server (5.0 or newer; a single server or
-// Sentinel, not Cluster). See the package doc for its data model.
+// Redis is the [Store] on Redis 5.0 or newer: a single server, a Sentinel
+// set or a Redis Cluster, through any [redis.UniversalClient]. See the
+// package doc for its data model.
 type Redis struct {
-	c          *redis.Client
+	c          redis.UniversalClient
 	prefix     string
 	retention  time.Duration
 	sweepLimit int
+	l          layout
 	s          scripts
+	fl         feedLeaseScripts
+	// next is the partition the next Claim starts from; it starts at a
+	// random one per process, so that replicas do not all drain the same
+	// partition first.
+	next atomic.Uint32
 }
 
 var _ Store = (*Redis)(nil)
 
-// NewRedis returns a store on c. The store owns c: Close closes it.
-func NewRedis(c *redis.Client, o RedisOptions) *Redis {
+// NewRedis returns a store on c. The store owns c: Close closes it. The
+// prefix must not contain "{" or "}" (config validation refuses it): the
+// store adds its own hash tags.
+func NewRedis(c redis.UniversalClient, o RedisOptions) *Redis {
 	if o.Prefix == "" {
 		o.Prefix = DefaultPrefix
 	}
@@ -46,14 +62,23 @@ func NewRedis(c *redis.Client, o RedisOptions) *Redis {
 	if o.SweepLimit <= 0 {
 		o.SweepLimit = DefaultSweepLimit
 	}
-	return &Redis{c: c, prefix: o.Prefix, retention: o.Retention, sweepLimit: o.SweepLimit, s: newScripts()}
+	if o.Partitions <= 0 {
+		o.Partitions = DefaultPartitions
+	}
+	o.Partitions = min(o.Partitions, MaxPartitions)
+	r := &Redis{c: c, prefix: o.Prefix, retention: o.Retention, sweepLimit: o.SweepLimit,
+		l: layout{prefix: o.Prefix, parts: o.Partitions}, s: newScripts(), fl: newFeedLeaseScripts()}
+	r.next.Store(rand.Uint32())
+	return r
 }
 
 // Close closes the Redis client.
 func (r *Redis) Close() error { return r.c.Close() }
 
-func (r *Redis) feedKey(feedID, suffix string) string { return r.prefix + "f:" + feedID + ":" + suffix }
-func (r *Redis) qKey(suffix string) string            { return r.prefix + "q:" + suffix }
+func (r *Redis) feedKey(feedID, suffix string) string { return r.l.feedKey(feedID, suffix) }
+
+// qKey names an outbox key of feedID's partition.
+func (r *Redis) qKey(feedID, suffix string) string { return r.l.qKey(r.l.partitionOf(feedID), suffix) }
 
 // Diff implements [Store.Diff] in one script.
 func (r *Redis) Diff(ctx context.Context, feedID string, items []Item, v *Validators, now time.Time) (Diff, error) {
@@ -69,10 +94,11 @@ func (r *Redis) Diff(ctx context.Context, feedID string, items []Item, v *Valida
 	for _, it := range items {
 		args = append(args, it.ExternalID, it.Hash)
 	}
-	keys := []string{r.feedKey(feedID, "seen"), r.feedKey(feedID, "rec"), r.feedKey(feedID, "val"), r.qKey("data")}
+	args = append(args, fenceArg(v))
+	keys := []string{r.feedKey(feedID, "seen"), r.feedKey(feedID, "rec"), r.feedKey(feedID, "val"), r.qKey(feedID, "data")}
 	res, err := r.s.diff.Run(ctx, r.c, keys, args...).Slice()
 	if err != nil {
-		return Diff{}, fmt.Errorf("redis diff feed %q: %w", feedID, err)
+		return Diff{}, fmt.Errorf("redis diff feed %q: %w", feedID, fenceErr(err))
 	}
 	if len(res) != 4 {
 		return Diff{}, fmt.Errorf("redis diff feed %q: unexpected reply %v", feedID, res)
@@ -105,13 +131,14 @@ func (r *Redis) Commit(ctx context.Context, feedID string, changes []Change, v *
 	for _, c := range changes {
 		args = append(args, c.ExternalID, c.Hash, c.Type, string(c.Action), c.Data)
 	}
+	args = append(args, fenceArg(v))
 	keys := []string{
 		r.feedKey(feedID, "seen"), r.feedKey(feedID, "rec"), r.feedKey(feedID, "val"),
-		r.qKey("due"), r.qKey("dead"), r.qKey("data"), r.qKey("meta"), r.qKey("run"),
+		r.qKey(feedID, "due"), r.qKey(feedID, "dead"), r.qKey(feedID, "data"), r.qKey(feedID, "meta"), r.qKey(feedID, "run"),
 	}
 	codes, err := r.s.commit.Run(ctx, r.c, keys, args...).Text()
 	if err != nil {
-		return nil, fmt.Errorf("redis commit feed %q: %w", feedID, err)
+		return nil, fmt.Errorf("redis commit feed %q: %w", feedID, fenceErr(err))
 	}
 	if len(codes) != len(changes) {
 		return nil, fmt.Errorf("redis commit feed %q: %d outcomes for %d changes", feedID, len(codes), len(changes))
@@ -166,60 +193,6 @@ func (r *Redis) Record(ctx context.Context, k Key) (Record, bool, error) {
 	return out, true, nil
 }
 
-// Claim implements [Store.Claim] in one script.
-func (r *Redis) Claim(ctx context.Context, owner string, max int, ttl time.Duration, now time.Time) ([]Claimed, time.Time, error) {
-	if max <= 0 || owner == "" || ttl <= 0 {
-		return nil, time.Time{}, fmt.Errorf("claim: %w: want an owner, max > 0 and ttl > 0", ErrInvalid)
-	}
-	keys := []string{r.qKey("due"), r.qKey("data"), r.qKey("meta"), r.qKey("run")}
-	res, err := r.s.claim.Run(ctx, r.c, keys, ms(now), max, ttl.Milliseconds(), owner, r.prefix).Slice()
-	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("redis claim: %w", err)
-	}
-	if len(res) != 2 {
-		return nil, time.Time{}, fmt.Errorf("redis claim: unexpected reply %v", res)
-	}
-	rows, _ := res[0].([]any)
-	out := make([]Claimed, 0, len(rows))
-	for _, row := range rows {
-		f, _ := row.([]any)
-		if len(f) != 5 {
-			return nil, time.Time{}, fmt.Errorf("redis claim: unexpected row %v", row)
-		}
-		member, _ := f[0].(string)
-		data, _ := f[1].(string)
-		meta, _ := f[2].(string)
-		recs, _ := f[3].(string)
-		run, _ := f[4].(string)
-		k, err := ParseKey(member)
-		if err != nil {
-			return nil, time.Time{}, fmt.Errorf("redis claim: %w", err)
-		}
-		c := Claimed{Key: k, Data: []byte(data)}
-		m, err := parseMeta(meta)
-		if err != nil {
-			return nil, time.Time{}, fmt.Errorf("redis claim %s: %w", k, err)
-		}
-		c.Hash, c.Attempts, c.Enqueued = m.hash, m.attempts, fromMS(m.enqueued)
-		if recs != "" {
-			if c.Record, err = parseRecord(recs); err != nil {
-				return nil, time.Time{}, fmt.Errorf("redis claim %s: %w", k, err)
-			}
-		}
-		c.Run, c.RunLength = parseRun(run)
-		out = append(out, c)
-	}
-	var next time.Time
-	if s, _ := res[1].(string); s != "" {
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return nil, time.Time{}, fmt.Errorf("redis claim: next due %q: %w", s, err)
-		}
-		next = fromMS(int64(f))
-	}
-	return out, next, nil
-}
-
 // Settle implements [Store.Settle] in one script.
 func (r *Redis) Settle(ctx context.Context, k Key, owner string, s Settlement, now time.Time) (bool, error) {
 	res := r.ClaimOps(ctx, []ClaimOp{{Key: k, Owner: owner, Settle: &s}}, now)
@@ -243,12 +216,14 @@ func (r *Redis) claimOpArgs(op ClaimOp, now time.Time) (keys []string, args []an
 	if op.Owner == "" {
 		return nil, nil, "", fmt.Errorf("claim op %s: %w: empty owner", op.Key, ErrInvalid)
 	}
-	keys = []string{r.qKey("due"), r.qKey("dead"), r.qKey("data"), r.qKey("meta"), r.qKey("run")}
+	f := op.Key.FeedID
+	keys = []string{r.qKey(f, "due"), r.qKey(f, "dead"), r.qKey(f, "data"), r.qKey(f, "meta"), r.qKey(f, "run")}
+	tag := r.l.feedTag(f)
 	if op.Settle == nil {
 		if op.TTL < time.Millisecond {
 			return nil, nil, "", fmt.Errorf("renew claim %s: %w: ttl under 1ms", op.Key, ErrInvalid)
 		}
-		args = []any{r.prefix, op.Key.String(), op.Owner, "renew", ms(now), "", "", "", 0, 0, "", "0", "0", op.TTL.Milliseconds(), ""}
+		args = []any{tag, op.Key.String(), op.Owner, "renew", ms(now), "", "", "", 0, 0, "", "0", "0", op.TTL.Milliseconds(), ""}
 		return keys, args, "renew claim", nil
 	}
 	s := op.Settle
@@ -265,89 +240,9 @@ func (r *Redis) claimOpArgs(op ClaimOp, now time.Time) (keys []string, args []an
 	if s.ContentID != 0 {
 		cid = strconv.FormatInt(s.ContentID, 10)
 	}
-	args = []any{r.prefix, op.Key.String(), op.Owner, kind, ms(now), cid, s.Type, s.Hash, ms(s.Next),
+	args = []any{tag, op.Key.String(), op.Owner, kind, ms(now), cid, s.Type, s.Hash, ms(s.Next),
 		s.Status, oneLine(s.Reason), boolArg(s.Ambiguous), boolArg(s.ForgetContent), 0, s.Run}
 	return keys, args, "settle (" + kind + ")", nil
-}
-
-// DeadLetters implements [Store.DeadLetters] in two round trips.
-func (r *Redis) DeadLetters(ctx context.Context) ([]DeadLetter, error) {
-	zs, err := r.c.ZRangeWithScores(ctx, r.qKey("dead"), 0, -1).Result()
-	if err != nil {
-		return nil, fmt.Errorf("redis dead letters: %w", err)
-	}
-	if len(zs) == 0 {
-		return nil, nil
-	}
-	members := make([]string, len(zs))
-	for i, z := range zs {
-		members[i], _ = z.Member.(string)
-	}
-	var data, meta *redis.SliceCmd
-	if _, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		data = p.HMGet(ctx, r.qKey("data"), members...)
-		meta = p.HMGet(ctx, r.qKey("meta"), members...)
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("redis dead letters: %w", err)
-	}
-	out := make([]DeadLetter, 0, len(zs))
-	for i, member := range members {
-		k, err := ParseKey(member)
-		if err != nil {
-			return nil, fmt.Errorf("redis dead letters: %w", err)
-		}
-		d := DeadLetter{ID: member, Key: k, At: fromMS(int64(zs[i].Score))}
-		if s, ok := data.Val()[i].(string); ok {
-			d.Data = []byte(s)
-		}
-		if s, ok := meta.Val()[i].(string); ok {
-			m, err := parseMeta(s)
-			if err != nil {
-				return nil, fmt.Errorf("redis dead letter %s: %w", member, err)
-			}
-			d.Hash, d.Attempts, d.Status, d.Reason, d.Enqueued = m.hash, m.attempts, m.status, m.reason, fromMS(m.enqueued)
-		}
-		out = append(out, d)
-	}
-	return out, nil
-}
-
-// RetryDeadLetter implements [Store.RetryDeadLetter].
-func (r *Redis) RetryDeadLetter(ctx context.Context, id string, now time.Time) (bool, error) {
-	if _, err := ParseKey(id); err != nil {
-		return false, err
-	}
-	n, err := r.retryDead(ctx, id, now)
-	return n == 1, err
-}
-
-// RetryDeadLetters implements [Store.RetryDeadLetters].
-func (r *Redis) RetryDeadLetters(ctx context.Context, now time.Time) (int, error) {
-	return r.retryDead(ctx, "", now)
-}
-
-func (r *Redis) retryDead(ctx context.Context, id string, now time.Time) (int, error) {
-	keys := []string{r.qKey("due"), r.qKey("dead"), r.qKey("meta"), r.qKey("run")}
-	n, err := r.s.retryDead.Run(ctx, r.c, keys, r.prefix, ms(now), id).Int()
-	if err != nil {
-		return 0, fmt.Errorf("redis retry dead letters: %w", err)
-	}
-	return n, nil
-}
-
-// Stats implements [Store.Stats] in one pipeline.
-func (r *Redis) Stats(ctx context.Context, now time.Time) (Stats, error) {
-	var outbox, dead, due *redis.IntCmd
-	if _, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		outbox = p.ZCard(ctx, r.qKey("due"))
-		dead = p.ZCard(ctx, r.qKey("dead"))
-		due = p.ZCount(ctx, r.qKey("due"), "-inf", strconv.FormatInt(ms(now), 10))
-		return nil
-	}); err != nil {
-		return Stats{}, fmt.Errorf("redis stats: %w", err)
-	}
-	return Stats{Outbox: int(outbox.Val()), Due: int(due.Val()), DeadLetters: int(dead.Val())}, nil
 }
 
 // AcquireLease implements [Store.AcquireLease] (SET NX PX, or extend if
@@ -374,7 +269,7 @@ func (r *Redis) lease(ctx context.Context, s *redis.Script, op, name, owner stri
 	if op != "release" && ttl < time.Millisecond {
 		return false, fmt.Errorf("%s lease %q: %w: ttl under 1ms", op, name, ErrInvalid)
 	}
-	n, err := s.Run(ctx, r.c, []string{r.prefix + "lease:" + name}, owner, ttl.Milliseconds()).Int()
+	n, err := s.Run(ctx, r.c, []string{r.l.leaseKey(name)}, owner, ttl.Milliseconds()).Int()
 	if err != nil {
 		return false, fmt.Errorf("redis %s lease %q: %w", op, name, err)
 	}

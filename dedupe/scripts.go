@@ -33,15 +33,29 @@ end
 local function member_parts(m)
   return string.match(m, "^([^/]*)/(.*)$")
 end
+local function fenced(valkey, fence)
+  if fence ~= "0" then
+    local cur = redis.call("HGET", valkey, "fence")
+    if cur and cur ~= fence then
+      return "FENCED feed lease taken over: stored token " .. cur .. ", caller's " .. fence
+    end
+  end
+  return nil
+end
 `
 
 // diffSrc: KEYS seen, rec, val, q:data. ARGV now, cutoff, sweep limit,
 // store validators ("1"), etag, lm, feed, n, then n pairs (external id,
-// hash). Returns {codes, known, stored, expired}.
+// hash), then the fencing token ("0": none). Returns {codes, known,
+// stored, expired}, or the error FENCED.
 const diffSrc = luaLib + `
 local now, cutoff, limit = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local feed, n = ARGV[7], tonumber(ARGV[8])
-local known = redis.call("EXISTS", KEYS[3]) == 1 or redis.call("ZCARD", KEYS[1]) > 0
+local why = fenced(KEYS[3], ARGV[9 + 2*n])
+if why then return redis.error_reply(why) end
+-- The val hash also keeps the lease's fencing token: only "at" says a 200
+-- poll was accepted.
+local known = redis.call("HEXISTS", KEYS[3], "at") == 1 or redis.call("ZCARD", KEYS[1]) > 0
 local codes, dirty = {}, false
 for i = 0, n - 1, 500 do
   local last = math.min(i + 499, n - 1)
@@ -94,9 +108,12 @@ return {table.concat(codes), known and 1 or 0, stored, expired}
 
 // commitSrc: KEYS seen, rec, val, q:due, q:dead, q:data, q:meta, q:run.
 // ARGV now, feed, store validators ("1"), etag, lm, n, then n tuples
-// (external id, hash, type, action, data). Returns the outcome codes.
+// (external id, hash, type, action, data), then the fencing token ("0":
+// none). Returns the outcome codes, or the error FENCED.
 const commitSrc = luaLib + `
 local now, feed, n = ARGV[1], ARGV[2], tonumber(ARGV[6])
+local why = fenced(KEYS[3], ARGV[7 + 5*n])
+if why then return redis.error_reply(why) end
 local function enqueue(member, hash, data)
   redis.call("HSET", KEYS[6], member, data)
   local due = redis.call("ZSCORE", KEYS[4], member)
@@ -154,8 +171,9 @@ end
 return table.concat(out)
 `
 
-// claimSrc: KEYS q:due, q:data, q:meta, q:run. ARGV now, max, ttl ms,
-// owner, prefix. Returns {{member, data, meta, record, run}...}, next
+// claimSrc: KEYS q:due, q:data, q:meta, q:run of one partition. ARGV now,
+// max, ttl ms, owner, the partition's tag (prefix and hash tag: claim and
+// record keys are built from it, in the same slot). Returns {{member, data, meta, record, run}...}, next
 // unclaimed score.
 const claimSrc = luaLib + `
 local now, max, ttl, owner, prefix = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5]
@@ -206,7 +224,8 @@ end
 return {out, ""}
 `
 
-// settleSrc: KEYS q:due, q:dead, q:data, q:meta, q:run. ARGV prefix,
+// settleSrc: KEYS q:due, q:dead, q:data, q:meta, q:run of the item's
+// partition. ARGV the partition's tag,
 // member, owner, kind, now, content id, type, hash, next, status, reason,
 // ambiguous, forget, claim ttl ms, run. Returns {held, record}: held is 1
 // if owner held the claim; record is the item's record, for kind "renew"
@@ -311,7 +330,8 @@ redis.call("DEL", ck)
 return {1, ""}
 `
 
-// retryDeadSrc: KEYS q:due, q:dead, q:meta, q:run. ARGV prefix, now,
+// retryDeadSrc: KEYS q:due, q:dead, q:meta, q:run of one partition. ARGV
+// the partition's tag, now,
 // member ("" for all). Returns how many were queued again.
 const retryDeadSrc = luaLib + `
 local prefix, now, one = ARGV[1], ARGV[2], ARGV[3]

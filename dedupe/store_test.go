@@ -34,8 +34,22 @@ func openBolt(t *testing.T, o dedupe.RedisOptions) dedupe.Store {
 	return s
 }
 
-func TestRedisContract(t *testing.T) { testContract(t, openRedis) }
-func TestBoltContract(t *testing.T)  { testContract(t, openBolt) }
+func openCluster(t *testing.T, o dedupe.RedisOptions) dedupe.Store {
+	c, prefix := dedupetest.Cluster(t)
+	o.Prefix = prefix
+	return dedupe.NewRedis(c, o)
+}
+
+func openSentinel(t *testing.T, o dedupe.RedisOptions) dedupe.Store {
+	c, prefix := dedupetest.Sentinel(t)
+	o.Prefix = prefix
+	return dedupe.NewRedis(c, o)
+}
+
+func TestRedisContract(t *testing.T)    { testContract(t, openRedis) }
+func TestClusterContract(t *testing.T)  { testContract(t, openCluster) }
+func TestSentinelContract(t *testing.T) { testContract(t, openSentinel) }
+func TestBoltContract(t *testing.T)     { testContract(t, openBolt) }
 
 // testContract is the one suite both stores must pass.
 func testContract(t *testing.T, open opener) {

@@ -59,24 +59,45 @@ func Redis(t testing.TB) (*redis.Client, string) {
 	return c, prefix
 }
 
-// DeletePrefix deletes every key starting with prefix.
-func DeletePrefix(ctx context.Context, c *redis.Client, prefix string) error {
+// DeletePrefix deletes every key starting with prefix; on a Redis Cluster,
+// on every master.
+func DeletePrefix(ctx context.Context, c redis.UniversalClient, prefix string) error {
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+			return deletePrefix(ctx, node, prefix)
+		})
+	}
+	return deletePrefix(ctx, c, prefix)
+}
+
+func deletePrefix(ctx context.Context, c redis.UniversalClient, prefix string) error {
 	iter := c.Scan(ctx, 0, prefix+"*", 500).Iterator()
 	var keys []string
+	flush := func() error {
+		// One UNLINK per key: on a cluster node, keys of several slots may
+		// not go in one command.
+		_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, k := range keys {
+				p.Unlink(ctx, k)
+			}
+			return nil
+		})
+		keys = keys[:0]
+		return err
+	}
 	for iter.Next(ctx) {
 		keys = append(keys, iter.Val())
 		if len(keys) == 500 {
-			if err := c.Unlink(ctx, keys...).Err(); err != nil {
+			if err := flush(); err != nil {
 				return err
 			}
-			keys = keys[:0]
 		}
 	}
 	if err := iter.Err(); err != nil {
 		return err
 	}
 	if len(keys) > 0 {
-		return c.Unlink(ctx, keys...).Err()
+		return flush()
 	}
 	return nil
 }
