@@ -16,7 +16,7 @@ func builtin(version string) Config {
 			Timeout:      Duration(30 * time.Second),
 			TemplatePath: "/v3/{type}/template",
 		},
-		Redis: Redis{Prefix: "feedworker:"},
+		Redis: Redis{Prefix: "feedworker:", Partitions: 16},
 		Store: Store{
 			Path:      "feedworker.db",
 			Retention: Duration(90 * 24 * time.Hour),

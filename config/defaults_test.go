@@ -18,7 +18,7 @@ func TestBuiltinDefaults(t *testing.T) {
 	d := func(s string) Duration { v, _ := ParseDuration(s); return Duration(v) }
 	want := Config{
 		API:   API{BaseURL: "https://api.example.com", Token: "t", RateBurst: 1, Timeout: d("30s"), TemplatePath: "/v3/{type}/template"},
-		Redis: Redis{Prefix: "feedworker:"},
+		Redis: Redis{Prefix: "feedworker:", Partitions: 16},
 		Store: Store{Path: "feedworker.db", Retention: d("90d")},
 		HTTP: HTTP{
 			UserAgent:      "feedworker/test (+https://github.com/feedworker/feedworker)",

@@ -194,6 +194,7 @@ func readSecrets(cfg *Config, probs *Problems) {
 	}
 	read(&cfg.API.ClientSecretFile, &cfg.API.ClientSecret, "client_secret_file", "client_secret")
 	read(&cfg.API.TokenFile, &cfg.API.Token, "token_file", "token")
+	readRedisPassword(cfg, probs)
 }
 
 // feedPath splits a path inside one feed into the feed ("feeds[2]"), the
@@ -290,8 +291,8 @@ func (c *Config) Summary() string {
 		}
 	}
 	store := "embedded " + c.Store.Path
-	if c.Redis.URL != "" {
-		store = "redis " + RedactURL(c.Redis.URL)
+	if c.Redis.Enabled() {
+		store = "redis " + c.Redis.Describe()
 	}
 	return fmt.Sprintf("%s: %d %s (%d enabled), api %s (%s), store %s",
 		c.File, len(c.Feeds), plural(len(c.Feeds), "feed", "feeds"), enabled,

@@ -51,7 +51,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("enabled", enabled),
 		slog.Any("api", c.API),
 	}
-	if c.Redis.URL != "" {
+	if c.Redis.Enabled() {
 		attrs = append(attrs, slog.Any("redis", c.Redis))
 	} else {
 		attrs = append(attrs, slog.String("store", c.Store.Path))
@@ -89,6 +89,9 @@ func (a API) LogValue() slog.Value {
 
 func (r Redis) redacted() Redis {
 	r.URL = RedactURL(r.URL)
+	if r.Password != "" {
+		r.Password = "xxxxx"
+	}
 	return r
 }
 
@@ -98,9 +101,9 @@ func (r Redis) String() string {
 	return fmt.Sprintf("%+v", plain(r.redacted()))
 }
 
-// LogValue logs r with the password in its URL redacted.
+// LogValue logs where Redis is, never a password.
 func (r Redis) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("url", RedactURL(r.URL)), slog.String("prefix", r.Prefix))
+	return slog.GroupValue(slog.String("mode", r.Topology()), slog.String("at", r.Describe()), slog.String("prefix", r.Prefix))
 }
 
 func (h HTTP) redacted() HTTP {

@@ -64,17 +64,85 @@ type API struct {
 	TemplatePath string `yaml:"template_path"`
 }
 
-// Redis is the shared dedupe store. An empty URL selects the embedded store.
+// Redis is the shared dedupe store: a single server (url, or one address),
+// a Sentinel set or a Redis Cluster. Without url and addrs the embedded
+// store is used.
 type Redis struct {
-	// URL is a redis://, rediss:// or unix:// URL, optionally with a
-	// password (never logged) and a database number.
+	// URL is a redis://, rediss:// or unix:// URL of a single server,
+	// optionally with a password (never logged) and a database number.
 	URL string `yaml:"url"`
+	// Mode is standalone, sentinel or cluster. When empty it is inferred:
+	// sentinel with master_name, cluster with more than one address,
+	// standalone otherwise.
+	Mode string `yaml:"mode"`
+	// Addrs are host:port addresses: the server (standalone), the
+	// sentinels (sentinel) or seed nodes (cluster).
+	Addrs []string `yaml:"addrs"`
+	// MasterName is the name the sentinels know the master by (sentinel).
+	MasterName string `yaml:"master_name"`
+	// Username and Password authenticate to Redis (ACL or requirepass);
+	// PasswordFile is a path whose content, trimmed, is the password. The
+	// password is never logged. With sentinel, the sentinels are asked
+	// with the same credentials.
+	Username     string `yaml:"username"`
+	Password     string `yaml:"password"`
+	PasswordFile string `yaml:"password_file"`
+	// DB is the database number (standalone and sentinel only; Redis
+	// Cluster has one database).
+	DB int `yaml:"db"`
+	// TLS configures TLS to every Redis node (and sentinel).
+	TLS RedisTLS `yaml:"tls"`
 	// Prefix is put in front of every key, so several deployments can share
-	// one Redis (default "feedworker:").
+	// one Redis (default "feedworker:"). It must not contain "{" or "}".
 	Prefix string `yaml:"prefix"`
+	// Partitions is how many shards the outbox, dead letters and claims are
+	// split into, each in its own Cluster slot (default 16). Every replica
+	// must use the same number; changing it on a store with data is
+	// refused at start.
+	Partitions int `yaml:"partitions"`
 }
 
-// Store configures the embedded store used when redis.url is empty.
+// RedisTLS is TLS to Redis.
+type RedisTLS struct {
+	// Enabled turns TLS on (a rediss:// URL turns it on too).
+	Enabled bool `yaml:"enabled"`
+	// CAFile is a PEM bundle of the CAs to trust (default: the system's).
+	CAFile string `yaml:"ca_file"`
+	// CertFile and KeyFile are a client certificate and its key (PEM),
+	// for servers that require one.
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
+	// InsecureSkipVerify skips verifying the server's certificate (tests
+	// only).
+	InsecureSkipVerify bool `yaml:"insecure_skip_verify"`
+}
+
+// Redis modes.
+const (
+	RedisStandalone = "standalone"
+	RedisSentinel   = "sentinel"
+	RedisCluster    = "cluster"
+)
+
+// Enabled reports whether a Redis is configured (else the embedded store
+// is used).
+func (r Redis) Enabled() bool { return r.URL != "" || len(r.Addrs) > 0 }
+
+// Topology is Mode, or the mode inferred from the other settings when
+// Mode is empty.
+func (r Redis) Topology() string {
+	switch {
+	case r.Mode != "":
+		return r.Mode
+	case r.MasterName != "":
+		return RedisSentinel
+	case len(r.Addrs) > 1:
+		return RedisCluster
+	}
+	return RedisStandalone
+}
+
+// Store configures the embedded store used when no Redis is configured.
 type Store struct {
 	// Path of the embedded database file (default "feedworker.db").
 	Path string `yaml:"path"`

@@ -118,19 +118,6 @@ func (c checker) api(a API) {
 	}
 }
 
-func (c checker) redis(r Redis, s Store) {
-	if r.URL != "" {
-		u, err := url.Parse(r.URL)
-		if err != nil || !slices.Contains([]string{"redis", "rediss", "unix"}, u.Scheme) {
-			c.add("redis.url", "want a redis://, rediss:// or unix:// URL, got %q", RedactURL(r.URL))
-		}
-	}
-	if r.URL == "" && strings.TrimSpace(s.Path) == "" {
-		c.add("store.path", "must not be empty when redis.url is empty (the embedded store is used)")
-	}
-	c.positive("store.retention", s.Retention)
-}
-
 func (c checker) http(h HTTP) {
 	if strings.TrimSpace(h.UserAgent) == "" {
 		c.add("http.user_agent", "must not be empty: servers block anonymous clients")
