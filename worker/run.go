@@ -260,6 +260,9 @@ func (w *Worker) admin() *Admin {
 			}},
 			{Name: "store", Run: func(ctx context.Context) error {
 				_, err := w.pub.Stats(ctx)
+				if err != nil && w.redis != nil {
+					return RedisProblem(w.config().Redis, err)
+				}
 				return err
 			}},
 			{Name: "api", Run: w.apiCheck()},
@@ -305,8 +308,8 @@ func apiName(cfg *config.Config) string {
 }
 
 func storeName(cfg *config.Config) string {
-	if cfg.Redis.URL == "" {
+	if !cfg.Redis.Enabled() {
 		return "embedded (" + cfg.Store.Path + ")"
 	}
-	return "redis"
+	return "redis " + cfg.Redis.Describe()
 }

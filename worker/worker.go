@@ -68,7 +68,7 @@ type Worker struct {
 	mappings map[string]*transform.Mapping
 
 	store   dedupe.Store
-	redis   *redis.Client // nil with the embedded store
+	redis   redis.UniversalClient // nil with the embedded store
 	client  *acs.Client
 	pub     *publish.Publisher
 	poller  *feeds.Poller
@@ -189,15 +189,18 @@ func (w *Worker) openStore(ctx context.Context) error {
 type Store struct {
 	dedupe.Store
 	// Redis is the client behind a Redis store; nil for the embedded one.
-	Redis *redis.Client
+	Redis redis.UniversalClient
 }
 
-// OpenStore opens the configured store: Redis when redis.url is set, else
-// the embedded file at store.path. A Redis that does not answer yet is not
-// an error (the worker waits for it); an embedded file held by a running
-// worker is, after store lock timeout.
+// OpenStore opens the configured store: Redis when redis.url or
+// redis.addrs is set, else the embedded file at store.path. A Redis that
+// does not answer yet, or answers with an error (a wrong password, a
+// cluster address that is not a cluster), is not an error here: it is
+// logged naming the setting to fix, /readyz reports it, and the worker
+// retries. An embedded file held by a running worker is an error, after
+// store lock timeout; so is a store written with another key layout.
 func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Store, error) {
-	if cfg.Redis.URL == "" {
+	if !cfg.Redis.Enabled() {
 		path := cfg.Store.Path
 		if dir := filepath.Dir(path); dir != "." {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -214,24 +217,36 @@ func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Stor
 		}
 		return &Store{Store: b}, nil
 	}
-	opts, err := redis.ParseURL(cfg.Redis.URL)
+	rc, err := RedisClient(cfg.Redis)
 	if err != nil {
-		return nil, fmt.Errorf("redis url: %w", redactErr(err, cfg.Redis.URL))
+		return nil, err
 	}
-	rc := redis.NewClient(opts)
-	st := &Store{Store: dedupe.NewRedis(rc, dedupe.RedisOptions{Prefix: cfg.Redis.Prefix, Retention: cfg.Store.Retention.D()}), Redis: rc}
-	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	if err := rc.Ping(pctx).Err(); err != nil {
-		log.Warn("redis does not answer yet; nothing is published until it does", "addr", opts.Addr, "err", err)
+	rs := dedupe.NewRedis(rc, dedupe.RedisOptions{Prefix: cfg.Redis.Prefix, Retention: cfg.Store.Retention.D(), Partitions: cfg.Redis.Partitions})
+	st := &Store{Store: rs, Redis: rc}
+	if err := checkRedis(ctx, cfg.Redis, rc); err != nil {
+		log.Error("redis is not usable yet; nothing is taken from feeds or published until it is (retrying)", "err", err)
 		return st, nil
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := rs.CheckLayout(pctx, configuredFeeds(cfg)); err != nil {
+		_ = rc.Close()
+		return nil, err
 	}
 	if !persistent(pctx, rc) {
 		log.Warn("redis keeps nothing on disk (appendonly no, no save points): a restart of it forgets what "+
 			"was published, and the newest initial_items of every feed would be posted again; see deploy/README.md",
-			"addr", opts.Addr)
+			"redis", cfg.Redis.Describe())
 	}
 	return st, nil
+}
+
+func configuredFeeds(cfg *config.Config) []string {
+	ids := make([]string, len(cfg.Feeds))
+	for i, f := range cfg.Feeds {
+		ids[i] = f.ID
+	}
+	return ids
 }
 
 // openAPI builds the API client, starting the embedded sandbox when the
@@ -348,7 +363,7 @@ func authClient(api config.API, base http.RoundTripper) (*http.Client, error) {
 
 // persistent reports whether Redis writes its data to disk. A Redis that
 // refuses CONFIG (as managed services do) is assumed to persist.
-func persistent(ctx context.Context, rc *redis.Client) bool {
+func persistent(ctx context.Context, rc redis.UniversalClient) bool {
 	aof, err := rc.ConfigGet(ctx, "appendonly").Result()
 	if err != nil {
 		return true
