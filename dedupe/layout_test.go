@@ -71,4 +71,3 @@ func TestRedisLayoutUpgrade(t *testing.T) {
 }
 
 func redisZ(m string, score float64) redis.Z { return redis.Z{Member: m, Score: score} }
-
