@@ -2,72 +2,92 @@ package dedupe
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 )
 
-// Owner shares feeds among workers through the store's leases, so that
-// each feed is polled by one worker at a time. It implements the poller's
-// Owner hook. While Run is running, held leases are renewed every third of
-// the TTL, so polling a feed this worker already holds costs no round trip,
-// and a worker that dies loses its leases after the TTL.
+// ErrLeaseLost reports that this worker can no longer prove it holds a
+// feed's lease: it stops using the feed (its poll is cancelled, its
+// commit refused) until it takes the lease again.
+var ErrLeaseLost = errors.New("feed lease lost or no longer provable")
+
+// Owner shares feeds among workers through the store's feed leases, so
+// that each feed is polled by one worker at a time. It implements the
+// poller's Owner hook (Own, OwnAll) and Hold.
+//
+// A lease is trusted only as long as it provably runs: until the TTL
+// counted from before the request that took or last renewed it (the
+// store's clock starts later, so it expires later), minus a margin. Held
+// leases are renewed every third of the TTL. A poll runs under [Owner.Hold],
+// whose context ends the moment the lease is no longer provable, and its
+// commit carries the lease's fencing token ([Owner.Fence]), so a holder
+// paused past its lease cannot overwrite the next holder's work: the store
+// refuses it ([ErrFenced]).
 type Owner struct {
-	s   Store
-	id  string
-	ttl time.Duration
-	log *slog.Logger
+	s      FeedLeaser
+	id     string
+	ttl    time.Duration
+	margin time.Duration
+	log    *slog.Logger
 
 	mu sync.Mutex
-	// held maps a feed to the time until which its lease surely runs: the
-	// TTL counted from before the request that took or renewed it.
-	held map[string]time.Time
+	// held maps a feed to its lease: until when it surely runs, and its
+	// fencing token.
+	held map[string]lease
+	// active counts the holds (polls) in progress per feed; a feed in use
+	// is released only when its holds end.
+	active  map[string]int
+	closing bool
+	idle    chan struct{} // signalled when a hold ends
+}
+
+type lease struct {
+	until time.Time
+	token int64
 }
 
 // NewOwner returns an Owner named id (unique per worker process) holding
 // leases for ttl. A nil logger discards.
-func NewOwner(s Store, id string, ttl time.Duration, log *slog.Logger) *Owner {
+func NewOwner(s FeedLeaser, id string, ttl time.Duration, log *slog.Logger) *Owner {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Owner{s: s, id: id, ttl: ttl, log: log, held: map[string]time.Time{}}
+	return &Owner{s: s, id: id, ttl: ttl, margin: ttl / 4, log: log,
+		held: map[string]lease{}, active: map[string]int{}, idle: make(chan struct{}, 1)}
 }
 
 func leaseName(feedID string) string { return "feed:" + feedID }
+
+// trusted reports whether l runs for more than d from now.
+func trusted(l lease, ok bool, d time.Duration) bool { return ok && time.Until(l.until) > d }
 
 // Own reports whether this worker holds feedID's lease now, taking it if it
 // is free. A lease known to run for more than half its TTL is trusted
 // without asking the store.
 func (o *Owner) Own(ctx context.Context, feedID string) (bool, error) {
-	o.mu.Lock()
-	until, ok := o.held[feedID]
-	o.mu.Unlock()
-	if ok && time.Until(until) > o.ttl/2 {
-		return true, nil
-	}
-	start := time.Now()
-	got, err := o.s.AcquireLease(ctx, leaseName(feedID), o.id, o.ttl)
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if err != nil || !got {
-		delete(o.held, feedID)
+	got, err := o.OwnAll(ctx, []string{feedID})
+	if err != nil {
 		return false, err
 	}
-	o.held[feedID] = start.Add(o.ttl)
-	return true, nil
+	return got[feedID], nil
 }
 
-// OwnAll is Own for many feeds: it reports, per feed, whether this worker
-// holds its lease now, taking the free ones. With a store that batches
-// leases ([LeaseBatcher]) it costs one round trip whatever the number of
-// feeds, so a pass over every feed (feedworker once) does not pay one per
-// feed; Own then trusts what OwnAll took like any held lease.
+// OwnAll is Own for many feeds in one store round trip: it reports, per
+// feed, whether this worker holds its lease now, taking the free ones.
+// Once the owner is closing (Run's context ended), it takes nothing.
 func (o *Owner) OwnAll(ctx context.Context, feedIDs []string) (map[string]bool, error) {
 	out := make(map[string]bool, len(feedIDs))
 	var ask []string
 	o.mu.Lock()
+	if o.closing {
+		o.mu.Unlock()
+		return out, nil
+	}
 	for _, id := range feedIDs {
-		if until, ok := o.held[id]; ok && time.Until(until) > o.ttl/2 {
+		if l, ok := o.held[id]; trusted(l, ok, o.ttl/2) {
 			out[id] = true
 		} else {
 			ask = append(ask, id)
@@ -77,37 +97,117 @@ func (o *Owner) OwnAll(ctx context.Context, feedIDs []string) (map[string]bool, 
 	if len(ask) == 0 {
 		return out, nil
 	}
-	lb, ok := o.s.(LeaseBatcher)
-	if !ok {
-		for _, id := range ask {
-			own, err := o.Own(ctx, id)
-			if err != nil {
-				return nil, err
-			}
-			out[id] = own
-		}
-		return out, nil
-	}
-	names := make([]string, len(ask))
-	for i, id := range ask {
-		names[i] = leaseName(id)
-	}
 	start := time.Now()
-	got, err := lb.AcquireLeases(ctx, names, o.id, o.ttl)
+	tokens, err := o.s.AcquireFeedLeases(ctx, ask, o.id, o.ttl)
 	if err != nil {
 		return nil, err
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for i, id := range ask {
-		out[id] = got[i]
-		if got[i] {
-			o.held[id] = start.Add(o.ttl)
+		out[id] = tokens[i] != 0
+		if tokens[i] != 0 {
+			o.held[id] = lease{until: start.Add(o.ttl), token: tokens[i]}
 		} else {
 			delete(o.held, id)
 		}
 	}
 	return out, nil
+}
+
+type holdKey struct{}
+
+type holding struct {
+	feedID string
+	token  int64
+}
+
+// Hold starts a use of feedID (a poll) under its lease: it returns a
+// context that ends with [ErrLeaseLost] as its cause the moment the lease
+// is no longer provable (its renewal did not come in time), and done, to
+// call when the use ends. The lease must be held (Own said so); otherwise
+// Hold fails with ErrLeaseLost. The context carries the lease's fencing
+// token for [Owner.Fence].
+func (o *Owner) Hold(ctx context.Context, feedID string) (context.Context, func(), error) {
+	o.mu.Lock()
+	l, ok := o.held[feedID]
+	if o.closing || !trusted(l, ok, o.margin) {
+		o.mu.Unlock()
+		return nil, nil, fmt.Errorf("feed %s: %w", feedID, ErrLeaseLost)
+	}
+	o.active[feedID]++
+	o.mu.Unlock()
+
+	hctx, cancel := context.WithCancelCause(context.WithValue(ctx, holdKey{}, holding{feedID, l.token}))
+	stop := make(chan struct{})
+	go o.watch(hctx, cancel, stop, feedID, l.token)
+	var once sync.Once
+	done := func() {
+		once.Do(func() {
+			close(stop)
+			cancel(context.Canceled)
+			o.mu.Lock()
+			if o.active[feedID]--; o.active[feedID] <= 0 {
+				delete(o.active, feedID)
+			}
+			o.mu.Unlock()
+			select {
+			case o.idle <- struct{}{}:
+			default:
+			}
+		})
+	}
+	return hctx, done, nil
+}
+
+// watch cancels a hold when its lease stops being provable: at the
+// lease's deadline minus the margin, unless a renewal moved the deadline
+// (then it waits for the new one), or at once when the lease was lost or
+// passed to a new holding (another token).
+func (o *Owner) watch(ctx context.Context, cancel context.CancelCauseFunc, stop <-chan struct{}, feedID string, token int64) {
+	for {
+		o.mu.Lock()
+		l, ok := o.held[feedID]
+		o.mu.Unlock()
+		if !ok || l.token != token {
+			cancel(fmt.Errorf("feed %s: %w: taken by another worker", feedID, ErrLeaseLost))
+			return
+		}
+		wait := time.Until(l.until) - o.margin
+		if wait <= 0 {
+			cancel(fmt.Errorf("feed %s: %w: not renewed in time", feedID, ErrLeaseLost))
+			return
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-stop:
+			t.Stop()
+			return
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+	}
+}
+
+// Fence is the check before a commit: it returns the fencing token of the
+// lease the hold in ctx was started under, if that lease is still held
+// with the same token and provably runs for more than the margin;
+// otherwise ErrLeaseLost. The store checks the token again, atomically
+// with the commit.
+func (o *Owner) Fence(ctx context.Context, feedID string) (int64, error) {
+	h, ok := ctx.Value(holdKey{}).(holding)
+	if !ok || h.feedID != feedID {
+		return 0, fmt.Errorf("feed %s: %w: no hold in this context", feedID, ErrLeaseLost)
+	}
+	o.mu.Lock()
+	l, held := o.held[feedID]
+	o.mu.Unlock()
+	if !held || l.token != h.token || !trusted(l, held, o.margin) {
+		return 0, fmt.Errorf("feed %s: %w before the commit", feedID, ErrLeaseLost)
+	}
+	return h.token, nil
 }
 
 // Release gives feedID's lease up, if this worker holds it (the feed left
@@ -116,18 +216,21 @@ func (o *Owner) Release(ctx context.Context, feedID string) error {
 	o.mu.Lock()
 	delete(o.held, feedID)
 	o.mu.Unlock()
-	return o.s.ReleaseLease(ctx, leaseName(feedID), o.id)
+	return o.s.ReleaseFeedLeases(ctx, []string{feedID}, o.id)
 }
 
-// Run renews the held leases until ctx is done, then releases them all so
-// that another worker can take the feeds over at once.
+// Run renews the held leases until ctx is done. Then it takes no new
+// lease, releases those of feeds not being polled at once, keeps renewing
+// those of polls still running (a shutdown lets them finish) and releases
+// each when its poll ends: another worker can take a feed over at once,
+// never while this one still polls it.
 func (o *Owner) Run(ctx context.Context) {
 	t := time.NewTicker(o.ttl / 3)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			o.ReleaseAll(ctx)
+			o.drain(context.WithoutCancel(ctx), t.C)
 			return
 		case <-t.C:
 			o.renew(ctx)
@@ -135,33 +238,49 @@ func (o *Owner) Run(ctx context.Context) {
 	}
 }
 
-// ReleaseAll gives up every lease this worker holds, so that another
-// worker (or the next `feedworker once`) can take the feeds at once rather
-// than after the TTL. It runs even when ctx is done, for at most 5s.
+// drain releases the leases as their holds end, renewing the others.
+func (o *Owner) drain(ctx context.Context, tick <-chan time.Time) {
+	o.mu.Lock()
+	o.closing = true
+	o.mu.Unlock()
+	for {
+		o.ReleaseAll(ctx)
+		o.mu.Lock()
+		n := len(o.active)
+		o.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-o.idle:
+		case <-tick:
+			o.renew(ctx)
+		}
+	}
+}
+
+// ReleaseAll gives up every lease this worker holds and is not using, so
+// that another worker (or the next `feedworker once`) can take the feeds at
+// once rather than after the TTL. It runs even when ctx is done, for at
+// most 5s.
 func (o *Owner) ReleaseAll(ctx context.Context) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	ids := o.heldIDs()
-	if lb, ok := o.s.(LeaseBatcher); ok && len(ids) > 0 {
-		o.mu.Lock()
-		for _, id := range ids {
+	o.mu.Lock()
+	ids := make([]string, 0, len(o.held))
+	for id := range o.held {
+		if o.active[id] == 0 {
+			ids = append(ids, id)
 			delete(o.held, id)
 		}
-		o.mu.Unlock()
-		names := make([]string, len(ids))
-		for i, id := range ids {
-			names[i] = leaseName(id)
-		}
-		if err := lb.ReleaseLeases(rctx, names, o.id); err != nil {
-			// They expire after the TTL anyway.
-			o.log.Warn("lease release failed", "feeds", len(ids), "err", err)
-		}
+	}
+	o.mu.Unlock()
+	if len(ids) == 0 {
 		return
 	}
-	for _, id := range ids {
-		if err := o.Release(rctx, id); err != nil {
-			o.log.Warn("lease release failed", "feed", id, "err", err)
-		}
+	if err := o.s.ReleaseFeedLeases(rctx, ids, o.id); err != nil {
+		// They expire after the TTL anyway.
+		o.log.Warn("lease release failed", "feeds", len(ids), "err", err)
 	}
 }
 
@@ -175,63 +294,33 @@ func (o *Owner) heldIDs() []string {
 	return ids
 }
 
+// renew extends every held lease in one round trip. A lease the store
+// says is gone is dropped at once (its holds are cancelled by their
+// watchers); on an error the old deadlines stand, and holds end when they
+// pass.
 func (o *Owner) renew(ctx context.Context) {
 	ids := o.heldIDs()
-	if lb, ok := o.s.(LeaseBatcher); ok {
-		// One round trip for every held lease, rather than one each: a
-		// worker holding a thousand feeds would otherwise renew far more
-		// often than it polls.
-		o.renewBatch(ctx, lb, ids)
-		return
-	}
-	for _, id := range ids {
-		start := time.Now()
-		ok, err := o.s.RenewLease(ctx, leaseName(id), o.id, o.ttl)
-		o.mu.Lock()
-		switch {
-		case err != nil:
-			// Keep the old deadline: Own stops trusting it at half the TTL
-			// and asks the store again.
-			o.log.Warn("lease renewal failed", "feed", id, "err", err)
-		case !ok:
-			delete(o.held, id)
-			o.log.Info("lease lost to another worker", "feed", id)
-		default:
-			if _, still := o.held[id]; still {
-				o.held[id] = start.Add(o.ttl)
-			}
-		}
-		o.mu.Unlock()
-	}
-}
-
-func (o *Owner) renewBatch(ctx context.Context, lb LeaseBatcher, ids []string) {
 	if len(ids) == 0 {
 		return
 	}
-	names := make([]string, len(ids))
-	for i, id := range ids {
-		names[i] = leaseName(id)
-	}
 	start := time.Now()
-	ok, err := lb.RenewLeases(ctx, names, o.id, o.ttl)
+	ok, err := o.s.RenewFeedLeases(ctx, ids, o.id, o.ttl)
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if err != nil {
-		// As for one lease: keep the old deadlines; Own stops trusting
-		// them at half the TTL and asks the store again.
 		o.log.Warn("lease renewal failed", "feeds", len(ids), "err", err)
 		return
 	}
 	for i, id := range ids {
+		l, still := o.held[id]
 		switch {
+		case !still:
 		case !ok[i]:
 			delete(o.held, id)
 			o.log.Info("lease lost to another worker", "feed", id)
 		default:
-			if _, still := o.held[id]; still {
-				o.held[id] = start.Add(o.ttl)
-			}
+			l.until = start.Add(o.ttl)
+			o.held[id] = l
 		}
 	}
 }

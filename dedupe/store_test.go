@@ -76,6 +76,7 @@ func testContract(t *testing.T, open opener) {
 		{"RenewClaim", testRenewClaim},
 		{"ReleaseAndPending", testReleaseAndPending},
 		{"Runs", testRuns},
+		{"FeedLeasesAndFencing", testFeedLeases},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -23,6 +23,23 @@ func (p *Poller) poll(ctx context.Context, j job) PollResult {
 			return PollResult{FeedID: id, Skipped: true, Err: err}
 		}
 	}
+	// lost reports, after the poll, that the feed's lease ended during it
+	// (the hold's context is done while the poller's is not) or that the
+	// commit was refused for it.
+	lost := func(error) bool { return false }
+	if lh, ok := p.owner.(LeaseHolder); ok {
+		hctx, done, err := lh.Hold(ctx, id)
+		if err != nil {
+			p.finishNotOwned(j)
+			return PollResult{FeedID: id, Skipped: true}
+		}
+		defer done()
+		parent := ctx
+		ctx = hctx
+		lost = func(err error) bool {
+			return parent.Err() == nil && (hctx.Err() != nil || errors.Is(err, ErrNotOwned))
+		}
+	}
 
 	v, loaded := j.validators, false
 	if !j.known {
@@ -43,6 +60,13 @@ func (p *Poller) poll(ctx context.Context, j job) PollResult {
 		if herr := p.handler.Handle(ctx, j.cfg, res); herr != nil {
 			err = fmt.Errorf("feed %s: %w", id, &HandlerError{Err: herr})
 		}
+	}
+	if lost(err) {
+		// Whatever was fetched is dropped (nothing was committed): the
+		// replica that holds the feed now polls it.
+		p.log.Info("feed lease lost during the poll; its result is dropped", "feed", id, "cause", context.Cause(ctx), "error", err)
+		p.finishNotOwned(j)
+		return PollResult{FeedID: id, Skipped: true, Err: err}
 	}
 	class := p.finish(j, res, err, loaded, elapsed)
 	if res != nil && res.Feed != nil {

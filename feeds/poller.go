@@ -47,6 +47,21 @@ type Owner interface {
 	Own(ctx context.Context, feedID string) (bool, error)
 }
 
+// LeaseHolder is an Owner whose ownership is a lease that can end during a
+// poll. Hold starts a poll under the lease: its context ends the moment
+// this replica can no longer prove it owns the feed, and done is called
+// when the poll ends. A poll whose lease ended, or whose Handle failed with
+// ErrNotOwned, counts as not owned: another replica polls the feed now.
+type LeaseHolder interface {
+	Owner
+	Hold(ctx context.Context, feedID string) (context.Context, func(), error)
+}
+
+// ErrNotOwned, wrapped by a Handler's error, says the replica lost the
+// feed's lease before it could commit what it fetched (nothing was
+// committed).
+var ErrNotOwned = errors.New("feed not owned by this replica any more")
+
 // BatchOwner is an Owner that can answer for many feeds at once. PollAll
 // asks it about every feed of the pass first, so that an Owner backed by a
 // store takes all their leases in one round trip instead of one per feed.

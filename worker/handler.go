@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -60,7 +61,18 @@ func (w *Worker) Handle(ctx context.Context, feed config.Feed, res *feeds.Result
 		return err
 	}
 	v := dedupe.Validators{ETag: res.Validators.ETag, LastModified: res.Validators.LastModified}
+	if w.leases != nil {
+		// The check before the commit: the lease this poll ran under must
+		// still be provably ours, and its fencing token goes with the
+		// commit, which the store refuses if the lease passed on meanwhile.
+		if v.Fence, err = w.leases.Fence(ctx, feed.ID); err != nil {
+			return fmt.Errorf("%w: %w", feeds.ErrNotOwned, err)
+		}
+	}
 	counts, err := w.pub.Accept(ctx, feed.ID, payloads, v, w.feedOptions(feed))
+	if errors.Is(err, dedupe.ErrFenced) {
+		return fmt.Errorf("feed %s: %w: %w", feed.ID, feeds.ErrNotOwned, err)
+	}
 	if err != nil {
 		return fmt.Errorf("feed %s: hand items to the outbox: %w", feed.ID, err)
 	}

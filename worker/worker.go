@@ -149,8 +149,8 @@ func New(ctx context.Context, o Options) (_ *Worker, err error) {
 		return nil, fmt.Errorf("publisher: %w", err)
 	}
 	var feedOwner feeds.Owner
-	if w.redis != nil {
-		w.leases = dedupe.NewOwner(w.store, owner, cfg.Publish.LeaseTTL.D(), w.log.With("component", "leases"))
+	if fl, ok := w.store.(dedupe.FeedLeaser); ok && w.redis != nil {
+		w.leases = dedupe.NewOwner(fl, owner, cfg.Publish.LeaseTTL.D(), w.log.With("component", "leases"))
 		feedOwner = w.leases
 	}
 	w.og = transform.NewOGImageFetcher(transform.OGImageOptions{UserAgent: cfg.HTTP.UserAgent})

@@ -1,0 +1,101 @@
+package dedupe_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/feedworker/feedworker/dedupe"
+	"github.com/feedworker/feedworker/dedupe/dedupetest"
+)
+
+func ownerStore(t *testing.T) *dedupe.Redis {
+	c, prefix := dedupetest.Redis(t)
+	return dedupe.NewRedis(c, dedupe.RedisOptions{Prefix: prefix})
+}
+
+// TestOwnerPausedHolderIsFenced plays a holder that stops (a GC pause, a
+// starved process) past its lease while another worker takes the feed:
+// when it resumes, its poll's context is over, its check before the commit
+// fails, and the store refuses the commit anyway.
+func TestOwnerPausedHolderIsFenced(t *testing.T) {
+	s := ownerStore(t)
+	ctx := context.Background()
+	a := dedupe.NewOwner(s, "a", 300*time.Millisecond, nil)
+	b := dedupe.NewOwner(s, "b", time.Minute, nil)
+	if own, err := a.Own(ctx, "f"); err != nil || !own {
+		t.Fatalf("a owns a free feed = %v, %v", own, err)
+	}
+	hctx, done, err := a.Hold(ctx, "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done()
+	token, err := a.Fence(hctx, "f")
+	if err != nil || token == 0 {
+		t.Fatalf("a's fence while held = %d, %v", token, err)
+	}
+	// a is paused: nothing renews its lease (its Run is not running).
+	waitUntil(t, func() bool { own, err := b.Own(ctx, "f"); return err == nil && own })
+	select {
+	case <-hctx.Done():
+		if !errors.Is(context.Cause(hctx), dedupe.ErrLeaseLost) {
+			t.Errorf("a's hold ended with %v; want ErrLeaseLost", context.Cause(hctx))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a's hold did not end after its lease ran out")
+	}
+	if _, err := a.Fence(hctx, "f"); !errors.Is(err, dedupe.ErrLeaseLost) {
+		t.Errorf("a's check before the commit = %v; want ErrLeaseLost", err)
+	}
+	// Even a holder that skipped its checks cannot commit.
+	_, err = s.Commit(ctx, "f", []dedupe.Change{change("x", "h", dedupe.ActionPublish)}, &dedupe.Validators{Fence: token}, t0)
+	if !errors.Is(err, dedupe.ErrFenced) {
+		t.Errorf("a's commit under its old token = %v; want ErrFenced", err)
+	}
+	if _, _, err := a.Hold(ctx, "f"); !errors.Is(err, dedupe.ErrLeaseLost) {
+		t.Errorf("a's new hold on b's feed = %v; want ErrLeaseLost", err)
+	}
+}
+
+// TestOwnerShutdownWaitsForPolls checks the shutdown order: a worker told
+// to stop keeps (and renews) the lease of a feed it is still polling, and
+// gives it up the moment the poll ends, not before and not a TTL later.
+func TestOwnerShutdownWaitsForPolls(t *testing.T) {
+	s := ownerStore(t)
+	ctx := context.Background()
+	a := dedupe.NewOwner(s, "a", 3*time.Second, nil)
+	b := dedupe.NewOwner(s, "b", 3*time.Second, nil)
+	runCtx, stop := context.WithCancel(ctx)
+	ran := make(chan struct{})
+	go func() { a.Run(runCtx); close(ran) }()
+	if own, err := a.OwnAll(ctx, []string{"busy", "idle"}); err != nil || !own["busy"] || !own["idle"] {
+		t.Fatalf("a owns = %v, %v", own, err)
+	}
+	hctx, done, err := a.Hold(ctx, "busy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	// The idle feed is released at once; the busy one stays a's.
+	waitUntil(t, func() bool { own, err := b.Own(ctx, "idle"); return err == nil && own })
+	if own, err := b.Own(ctx, "busy"); err != nil || own {
+		t.Errorf("b took the feed a is still polling = %v, %v", own, err)
+	}
+	if own, _ := a.Own(ctx, "other"); own {
+		t.Error("a stopping took a new lease")
+	}
+	if hctx.Err() != nil {
+		t.Errorf("a's poll was cut by the shutdown: %v", context.Cause(hctx))
+	}
+	done()
+	select {
+	case <-ran:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after the last poll ended")
+	}
+	if own, err := b.Own(ctx, "busy"); err != nil || !own {
+		t.Errorf("b owns the feed after a's poll ended = %v, %v; want it released", own, err)
+	}
+}
