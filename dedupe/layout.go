@@ -17,11 +17,55 @@ const MaxPartitions = 4096
 
 // layout names the Redis keys. Every key of one feed, the outbox, dead
 // letters and claims of that feed's items, and the feed's lease share one
-// hash tag, "{p:N}" with N the feed's partition, so that every script
+// hash tag, "{p:N}" (or "{p:N:k}", see newLayout) with N the feed's
+// partition, so that every script
 // touches keys of one Redis Cluster slot only.
 type layout struct {
 	prefix string
 	parts  int
+	tags   []string // "{p:N}" or "{p:N:k}" per partition, see newLayout
+}
+
+// clusterSlots is the number of Redis Cluster hash slots.
+const clusterSlots = 16384
+
+// newLayout picks each partition's hash tag so that partition N's slot
+// lies in the N-th of parts equal ranges of the 16384 slots: Redis Cluster
+// gives each master a contiguous range of slots, so the partitions spread
+// over the masters as evenly as the slots do. The tag is "p:N" when that
+// already lands in its range, else "p:N:k" with the smallest k that does.
+// It depends only on parts, so every replica computes the same tags.
+func newLayout(prefix string, parts int) layout {
+	l := layout{prefix: prefix, parts: parts, tags: make([]string, parts)}
+	for p := range parts {
+		lo, hi := p*clusterSlots/parts, (p+1)*clusterSlots/parts
+		base := "p:" + strconv.Itoa(p)
+		tag := base
+		for k := 0; ; k++ {
+			if s := int(crc16(tag)) % clusterSlots; s >= lo && s < hi {
+				break
+			}
+			tag = base + ":" + strconv.Itoa(k)
+		}
+		l.tags[p] = "{" + tag + "}"
+	}
+	return l
+}
+
+// crc16 is CRC-16/XMODEM, the hash Redis Cluster maps keys to slots with.
+func crc16(s string) uint16 {
+	var crc uint16
+	for i := 0; i < len(s); i++ {
+		crc ^= uint16(s[i]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc
 }
 
 // partitionOf is the stable partition of a feed: FNV-1a of its id modulo
@@ -35,7 +79,7 @@ func (l layout) partitionOf(feedID string) int {
 
 // tag is the start of every key of partition p: the prefix and the hash
 // tag that puts them in one slot.
-func (l layout) tag(p int) string { return l.prefix + "{p:" + strconv.Itoa(p) + "}" }
+func (l layout) tag(p int) string { return l.prefix + l.tags[p] }
 
 func (l layout) feedTag(feedID string) string { return l.tag(l.partitionOf(feedID)) }
 

@@ -67,7 +67,7 @@ func NewRedis(c redis.UniversalClient, o RedisOptions) *Redis {
 	}
 	o.Partitions = min(o.Partitions, MaxPartitions)
 	r := &Redis{c: c, prefix: o.Prefix, retention: o.Retention, sweepLimit: o.SweepLimit,
-		l: layout{prefix: o.Prefix, parts: o.Partitions}, s: newScripts(), fl: newFeedLeaseScripts()}
+		l: newLayout(o.Prefix, o.Partitions), s: newScripts(), fl: newFeedLeaseScripts()}
 	r.next.Store(rand.Uint32())
 	return r
 }

@@ -72,13 +72,15 @@ func (r *Redis) legacyKey(s string) string { return r.prefix + s }
 // ones, and those named by the old outbox), or nil when there is none.
 func (r *Redis) legacyFeeds(ctx context.Context, feedIDs []string) (map[string]bool, error) {
 	q := make([]*redis.IntCmd, 0, 3)
-	feeds := make([]*redis.IntCmd, len(feedIDs))
+	// One key per command: on a cluster, keys of several slots may not
+	// share one.
+	feeds := make([][2]*redis.IntCmd, len(feedIDs))
 	if _, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, k := range []string{"q:due", "q:dead", "q:data"} {
 			q = append(q, p.Exists(ctx, r.legacyKey(k)))
 		}
 		for i, id := range feedIDs {
-			feeds[i] = p.Exists(ctx, r.legacyKey("f:"+id+":rec"), r.legacyKey("f:"+id+":val"))
+			feeds[i] = [2]*redis.IntCmd{p.Exists(ctx, r.legacyKey("f:"+id+":rec")), p.Exists(ctx, r.legacyKey("f:"+id+":val"))}
 		}
 		return nil
 	}); err != nil {
@@ -92,7 +94,7 @@ func (r *Redis) legacyFeeds(ctx context.Context, feedIDs []string) (map[string]b
 		out[id] = true
 	}
 	for i, c := range feeds {
-		if c.Val() > 0 {
+		if c[0].Val()+c[1].Val() > 0 {
 			add(feedIDs[i])
 		}
 	}
@@ -197,7 +199,12 @@ func (r *Redis) migrateLegacy(ctx context.Context, feeds map[string]bool) error 
 	}); err != nil {
 		return fmt.Errorf("redis layout migration: outbox: %w", err)
 	}
-	if err := r.c.Del(ctx, r.legacyKey("q:due"), r.legacyKey("q:dead"), r.legacyKey("q:data"), r.legacyKey("q:meta"), r.legacyKey("q:run")).Err(); err != nil {
+	if _, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, k := range []string{"q:due", "q:dead", "q:data", "q:meta", "q:run"} {
+			p.Del(ctx, r.legacyKey(k))
+		}
+		return nil
+	}); err != nil {
 		return fmt.Errorf("redis layout migration: old outbox: %w", err)
 	}
 	for f := range feeds {

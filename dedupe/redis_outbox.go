@@ -312,6 +312,10 @@ func (r *Redis) Partitions(ctx context.Context) ([]PartitionLoad, error) {
 	return out, nil
 }
 
+// PartitionTag is the start of every key of partition p: the prefix and
+// the partition's hash tag.
+func (r *Redis) PartitionTag(p int) string { return r.l.tag(p) }
+
 // PartitionOf is the partition a feed's keys and outbox entries live in.
 func (r *Redis) PartitionOf(feedID string) int { return r.l.partitionOf(feedID) }
 

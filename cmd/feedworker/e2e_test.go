@@ -59,6 +59,9 @@ type e2e struct {
 	workers int // publish.workers in the configs written
 	// redisURL is the Redis the configs name (default: the shared one).
 	redisURL string
+	// redisYAML, when set, replaces "url: <redisURL>" in the configs'
+	// redis section (indented lines: a cluster or Sentinel topology).
+	redisYAML string
 }
 
 func redisURL() string {
@@ -132,8 +135,7 @@ func (e *e2e) config(name, adminAddr string) string {
   client_id: sandbox
   client_secret: sandbox-secret
 redis:
-  url: %s
-  prefix: %q
+%s  prefix: %q
 http:
   min_interval: 200ms
 publish:
@@ -150,7 +152,7 @@ defaults:
   interval: 300ms
   initial_items: 1000
 feeds:
-`, e.sbURL, e.sbURL, e.redisURL, e.prefix, e.workers, adminAddr)
+`, e.sbURL, e.sbURL, e.redisSection(), e.prefix, e.workers, adminAddr)
 	for i := range e.farmFeeds() {
 		fmt.Fprintf(&b, "  - id: farm-%d\n    url: %s\n", i, feedfarm.URL(e.farmURL, i))
 	}
@@ -159,6 +161,13 @@ feeds:
 		e.t.Fatal(err)
 	}
 	return path
+}
+
+func (e *e2e) redisSection() string {
+	if e.redisYAML != "" {
+		return e.redisYAML
+	}
+	return "  url: " + e.redisURL + "\n"
 }
 
 func (e *e2e) farmFeeds() []int {
@@ -193,6 +202,10 @@ func (e *e2e) start(name string, args ...string) *exec.Cmd {
 			_ = cmd.Wait()
 		}
 		logf.Close()
+		if e.t.Failed() {
+			b, _ := os.ReadFile(logf.Name())
+			e.t.Logf("%s log (its end):\n%s", name, b[max(0, len(b)-4000):])
+		}
 	})
 	return cmd
 }
