@@ -101,6 +101,9 @@ func (c checker) redis(r Redis, s Store) {
 	if r.DB < 0 {
 		c.add("redis.db", "must not be negative")
 	}
+	if r.WaitReplicas < 0 {
+		c.add("redis.wait_replicas", "must not be negative")
+	}
 	switch mode {
 	case RedisStandalone:
 		if len(r.Addrs) > 1 {
@@ -127,6 +130,9 @@ func (c checker) redis(r Redis, s Store) {
 		}
 		if r.URL != "" {
 			c.add("redis.url", "mode cluster takes seed nodes in addrs, not a url")
+		}
+		if r.WaitReplicas != 0 {
+			c.add("redis.wait_replicas", "not supported with mode cluster (a claim spans several nodes)")
 		}
 	}
 	t := r.TLS

@@ -100,6 +100,12 @@ type Redis struct {
 	// must use the same number; changing it on a store with data is
 	// refused at start.
 	Partitions int `yaml:"partitions"`
+	// WaitReplicas, above zero, makes every outbox claim wait (WAIT, up to
+	// 1s) until that many replicas have it before anything is sent, so a
+	// Sentinel failover cannot forget that a POST may be under way (default
+	// 0; with Sentinel set 1, and min-replicas-to-write 1 on the servers).
+	// Not with cluster.
+	WaitReplicas int `yaml:"wait_replicas"`
 }
 
 // RedisTLS is TLS to Redis.

@@ -28,6 +28,11 @@ type RedisOptions struct {
 	// [MaxPartitions]). Every replica of a deployment must use the same
 	// number: a feed's keys are found by its partition.
 	Partitions int
+	// WaitReplicas, when above zero, makes Claim wait (WAIT, up to 1s)
+	// until that many replicas have its writes before it returns: the
+	// pending marks then survive a Sentinel failover. Single server and
+	// Sentinel only (a cluster client has no one connection to wait on).
+	WaitReplicas int
 }
 
 // Redis is the [Store] on Redis 5.0 or newer: a single server, a Sentinel
@@ -41,6 +46,8 @@ type Redis struct {
 	l          layout
 	s          scripts
 	fl         feedLeaseScripts
+	// waitReplicas is RedisOptions.WaitReplicas.
+	waitReplicas int
 	// next is the partition the next Claim starts from; it starts at a
 	// random one per process, so that replicas do not all drain the same
 	// partition first.
@@ -67,7 +74,7 @@ func NewRedis(c redis.UniversalClient, o RedisOptions) *Redis {
 	}
 	o.Partitions = min(o.Partitions, MaxPartitions)
 	r := &Redis{c: c, prefix: o.Prefix, retention: o.Retention, sweepLimit: o.SweepLimit,
-		l: newLayout(o.Prefix, o.Partitions), s: newScripts(), fl: newFeedLeaseScripts()}
+		l: newLayout(o.Prefix, o.Partitions), s: newScripts(), fl: newFeedLeaseScripts(), waitReplicas: o.WaitReplicas}
 	r.next.Store(rand.Uint32())
 	return r
 }

@@ -41,11 +41,41 @@ func (r *Redis) Claim(ctx context.Context, owner string, max int, ttl time.Durat
 	if max <= 0 || owner == "" || ttl <= 0 {
 		return nil, time.Time{}, fmt.Errorf("claim: %w: want an owner, max > 0 and ttl > 0", ErrInvalid)
 	}
+	var c claimConn = r.c
+	var conn *redis.Conn
+	if cl, ok := r.c.(*redis.Client); ok && r.waitReplicas > 0 {
+		// WAIT covers the writes of its own connection: claim on one.
+		conn = cl.Conn()
+		defer conn.Close()
+		c = conn
+	}
+	out, next, err := r.claim(ctx, c, owner, max, ttl, now)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	if len(out) > 0 && conn != nil {
+		// The pending marks just set must survive a failover before
+		// anything is POSTed: a promoted replica without them would let
+		// the next claim post again. A shortfall is not an error: with
+		// min-replicas-to-write on the servers, the claim itself would
+		// have been refused.
+		_ = conn.Wait(ctx, r.waitReplicas, time.Second).Err()
+	}
+	return out, next, nil
+}
+
+// claimConn is what Claim runs on: the client, or one connection of it.
+type claimConn interface {
+	redis.Scripter
+	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
+}
+
+func (r *Redis) claim(ctx context.Context, c claimConn, owner string, max int, ttl time.Duration, now time.Time) ([]Claimed, time.Time, error) {
 	order := r.partitionOrder()
 	args := func(p, n int) []any { return []any{ms(now), n, ttl.Milliseconds(), owner, r.l.tag(p)} }
 	var first *redis.Cmd
 	peeks := make([]*redis.ZSliceCmd, len(order))
-	_, err := r.c.Pipelined(ctx, func(pl redis.Pipeliner) error {
+	_, err := c.Pipelined(ctx, func(pl redis.Pipeliner) error {
 		first = r.s.claim.EvalSha(ctx, pl, r.claimKeys(order[0]), args(order[0], max)...)
 		for i, p := range order[1:] {
 			peeks[i+1] = pl.ZRangeWithScores(ctx, r.l.qKey(p, "due"), 0, 0)
@@ -56,7 +86,7 @@ func (r *Redis) Claim(ctx context.Context, owner string, max int, ttl time.Durat
 		return nil, time.Time{}, fmt.Errorf("redis claim: %w", err)
 	}
 	if isNoScript(first.Err()) {
-		first = r.s.claim.Run(ctx, r.c, r.claimKeys(order[0]), args(order[0], max)...)
+		first = r.s.claim.Run(ctx, c, r.claimKeys(order[0]), args(order[0], max)...)
 	}
 	out, next, err := parseClaim(first)
 	if err != nil {
@@ -82,7 +112,7 @@ func (r *Redis) Claim(ctx context.Context, owner string, max int, ttl time.Durat
 		if len(out) >= max {
 			break
 		}
-		got, n, err := parseClaim(r.s.claim.Run(ctx, r.c, r.claimKeys(p), args(p, max-len(out))...))
+		got, n, err := parseClaim(r.s.claim.Run(ctx, c, r.claimKeys(p), args(p, max-len(out))...))
 		if err != nil {
 			return nil, time.Time{}, err
 		}

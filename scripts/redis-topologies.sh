@@ -75,8 +75,11 @@ topologies_start() {
   if topo_ping "${TOPO_SENTINEL_PORTS[0]}"; then
     echo "topologies: reusing the sentinels on ${TOPO_SENTINEL_PORTS[*]}" >&2
   else
-    topo_server "${TOPO_SENTINEL_DATA_PORTS[0]}"
-    topo_server "${TOPO_SENTINEL_DATA_PORTS[1]}" --replicaof 127.0.0.1 "${TOPO_SENTINEL_DATA_PORTS[0]}"
+    # min-replicas-to-write: a master cut off from its replica (a demoted
+    # one that the sentinels have not reconfigured yet) refuses writes
+    # rather than keep some that the failover throws away.
+    topo_server "${TOPO_SENTINEL_DATA_PORTS[0]}" --min-replicas-to-write 1 --min-replicas-max-lag 10
+    topo_server "${TOPO_SENTINEL_DATA_PORTS[1]}" --min-replicas-to-write 1 --min-replicas-max-lag 10 --replicaof 127.0.0.1 "${TOPO_SENTINEL_DATA_PORTS[0]}"
     for p in "${TOPO_SENTINEL_PORTS[@]}"; do
       mkdir -p "$TOPO_DIR/$p"
       cat >"$TOPO_DIR/$p/sentinel.conf" <<EOF

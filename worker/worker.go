@@ -221,7 +221,7 @@ func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Stor
 	if err != nil {
 		return nil, err
 	}
-	rs := dedupe.NewRedis(rc, dedupe.RedisOptions{Prefix: cfg.Redis.Prefix, Retention: cfg.Store.Retention.D(), Partitions: cfg.Redis.Partitions})
+	rs := dedupe.NewRedis(rc, dedupe.RedisOptions{Prefix: cfg.Redis.Prefix, Retention: cfg.Store.Retention.D(), Partitions: cfg.Redis.Partitions, WaitReplicas: cfg.Redis.WaitReplicas})
 	st := &Store{Store: rs, Redis: rc}
 	if err := checkRedis(ctx, cfg.Redis, rc); err != nil {
 		log.Error("redis is not usable yet; nothing is taken from feeds or published until it is (retrying)", "err", err)
