@@ -125,8 +125,9 @@ func RedisProblem(r config.Redis, err error) error {
 		setting, why = "redis.master_name", fmt.Sprintf("no sentinel at %s gives an address for master %q (a wrong name, or the sentinels are unreachable)", strings.Join(r.Addrs, ","), r.MasterName)
 	case errors.As(err, &recErr) || strings.Contains(lower, "tls: ") || strings.Contains(lower, "first record does not look like a tls handshake"):
 		setting, why = "redis.tls", "the TLS handshake failed: is the port a TLS port, and the certificate trusted?"
-	case r.TLS.Enabled && (errors.Is(err, os.ErrDeadlineExceeded) || strings.Contains(lower, "i/o timeout") || strings.Contains(lower, "connection reset") || strings.Contains(lower, "eof")):
-		setting, why = "redis.tls", "no TLS answer: the server may not speak TLS on that port"
+	case r.TLS.Enabled && (errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) ||
+		strings.Contains(lower, "i/o timeout") || strings.Contains(lower, "connection reset") || strings.Contains(lower, "eof")):
+		setting, why = "redis.tls", "no TLS answer in time: the server may not speak TLS on that port"
 	case errors.As(err, &opErr):
 		setting, why = "redis.addrs", "cannot reach Redis"
 		if r.URL != "" {
