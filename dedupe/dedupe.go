@@ -56,51 +56,97 @@
 //
 // # Redis data model
 //
-// Every key starts with the configured prefix P (default "feedworker:"), so
-// several deployments can share one Redis. F is a feed id, E an external id,
-// M an item member "F/E" (feed ids must not contain "/").
+// The store runs on a single server, a Sentinel set or a Redis Cluster
+// (any redis.UniversalClient). Every key starts with the configured prefix
+// P (default "feedworker:"), so several deployments can share one Redis.
+// F is a feed id, E an external id, M an item member "F/E" (feed ids must
+// not contain "/").
 //
-//	P f:F:seen     sorted set  E -> last seen (unix ms); the feed's seen set,
-//	                           read with the records in one script, and the
-//	                           index the retention sweep walks
-//	P f:F:rec      hash        E -> record "1|hash|published hash|content id|
-//	                           type|first seen ms|last published ms|
-//	                           pending hash|state" (state "", s, r or d)
-//	P f:F:val      hash        etag, lm (Last-Modified), at (last accepted
-//	                           200 poll, unix ms): the fetch validators
-//	P q:due        sorted set  M -> next attempt (unix ms): the outbox
-//	P q:dead       sorted set  M -> when it was dead-lettered (unix ms)
-//	P q:data       hash        M -> the payload to deliver (opaque bytes,
-//	                           owned by package publish), for queued and dead
-//	                           items
-//	P q:meta       hash        M -> "attempts|enqueued ms|hash|last status|
-//	                           last error or dead-letter reason"
-//	P q:run        hash        M -> "run|length": the latest attempts that
-//	                           failed the same way (Settlement.Run); absent
-//	                           when the last attempt set none
-//	P claim:M      string      owner, SET NX PX claim TTL: one worker sends
-//	                           an item at a time; a dead worker's claim
-//	                           expires
-//	P lease:NAME   string      owner, SET NX PX lease TTL; renewed only by
-//	                           its owner (compare-and-pexpire script),
-//	                           released by compare-and-delete. NAME is
-//	                           "feed:F" for feed ownership ([Owner]) and
-//	                           "category:<name>" while publish creates a
-//	                           category
+// Feeds are spread over partitions (default 16, [RedisOptions.Partitions]):
+// feed F belongs to partition N = FNV-1a(F) mod partitions, and every key
+// of F, of its items' outbox entries, dead letters and claims, and of its
+// lease starts with P{T}, where T is partition N's hash tag: "p:N", or
+// "p:N:k" with the smallest k that puts the tag's slot in the N-th of
+// partitions equal ranges of the 16384 Cluster slots (so the partitions
+// spread over the masters as evenly as the slots do). On a Cluster every
+// key of a partition is in one slot, and every script below touches the
+// keys of one partition only: no CROSSSLOT, ever.
+//
+//	P{T}f:F:seen     sorted set  E -> last seen (unix ms); the feed's seen
+//	                             set, and the index the retention sweep
+//	                             walks
+//	P{T}f:F:rec      hash        E -> record "1|hash|published hash|
+//	                             content id|type|first seen ms|last
+//	                             published ms|pending hash|state"
+//	                             (state "", s, r or d)
+//	P{T}f:F:val      hash        etag, lm (Last-Modified), at (last
+//	                             accepted 200 poll, unix ms): the fetch
+//	                             validators; fence: the feed lease's
+//	                             fencing token
+//	P{T}f:F:lease    string      owner of the feed's lease, SET NX PX
+//	                             lease TTL ([FeedLeaser])
+//	P{T}q:due        sorted set  M -> next attempt (unix ms): the
+//	                             partition's outbox
+//	P{T}q:dead       sorted set  M -> when it was dead-lettered (unix ms)
+//	P{T}q:data       hash        M -> the payload to deliver (opaque bytes,
+//	                             owned by package publish), for queued and
+//	                             dead items
+//	P{T}q:meta       hash        M -> "attempts|enqueued ms|hash|last
+//	                             status|last error or dead-letter reason"
+//	P{T}q:run        hash        M -> "run|length": the latest attempts
+//	                             that failed the same way
+//	                             (Settlement.Run); absent when the last
+//	                             attempt set none
+//	P{T}claim:M      string      owner, SET NX PX claim TTL: one worker
+//	                             sends an item at a time; a dead worker's
+//	                             claim expires
+//	P{T'}lease:NAME  string      other named leases ("category:<name>"
+//	                             while publish creates a category), in
+//	                             the partition NAME hashes to
+//	Playout          string      "2|partitions": the layout the keys are
+//	                             in ([Redis.CheckLayout])
+//
+// Scripts and the keys they touch (all in one partition T):
+//
+//	diff             f:F:seen, f:F:rec, f:F:val, q:data
+//	commit           f:F:seen, f:F:rec, f:F:val, q:due, q:dead, q:data,
+//	                 q:meta, q:run
+//	claim            q:due, q:data, q:meta, q:run, and per claimed item
+//	                 claim:M and f:F:rec (F of the item, in T)
+//	settle / renew   q:due, q:dead, q:data, q:meta, q:run, claim:M,
+//	                 f:F:rec
+//	retry dead       q:due, q:dead, q:meta, q:run, f:F:rec per item
+//	feed leases      f:F:lease and f:F:val of each feed (one script per
+//	                 partition; a batch is a pipeline of them)
+//	named leases     lease:NAME (one script per partition)
+//
+// The claim, settle and retry scripts build the claim and record keys
+// from the partition's tag (passed as an argument) rather than declaring
+// them, since which items they reach is only known inside the script;
+// they are always in the declared keys' slot. [Store.Claim] takes the
+// partitions in turn, starting one further each call from a random
+// partition per process: one pipeline runs the claim script on the first
+// and reads the earliest entry of every other, then the script runs on the
+// others with due entries until the batch is full. [Store.Stats],
+// [Store.DeadLetters] and [Store.RetryDeadLetters] visit every partition
+// in one pipeline (a ClusterClient splits it per node).
 //
 // Round trips: [Store.Diff] is one script for a whole fetch (look up every
 // item, refresh last-seen times, sweep, and when nothing is new or changed
 // store the validators), so a poll with nothing new costs one round trip.
 // [Store.Commit] is one more script when something is new or changed.
-// [Store.Claim] claims a batch of due items in one script; [Store.RenewClaim]
-// (compare-and-pexpire, and the record) and [Store.Settle] are one run of
-// the settle script each. The batch interfaces do many in one round trip:
-// [ClaimBatcher] the renewals and outcomes of deliveries that reach the store
-// together ([SettleBatcher] outcomes only), [LeaseBatcher] the leases of every
-// feed of a pass (and their renewal), [ValidatorsBatcher] their validators.
-// Scripts build some key
-// names at run time, so Redis Cluster is not supported (a single server or
-// Sentinel is).
+// [Store.Claim] is one pipeline while the first partition fills the batch
+// or nothing is due, plus one script per further partition it takes from;
+// [Store.RenewClaim] (compare-and-pexpire, and the record) and
+// [Store.Settle] are one run of the settle script each. The batch
+// interfaces do many in one round trip: [ClaimBatcher] the renewals and
+// outcomes of deliveries that reach the store together ([SettleBatcher]
+// outcomes only), [FeedLeaser] and [LeaseBatcher] the leases of every feed
+// of a pass (and their renewal), [ValidatorsBatcher] their validators.
+//
+// The layout before partitions (keys "P f:F:..." and one global outbox
+// "P q:...") is moved to this one by [Redis.CheckLayout] at start, once no
+// worker of the older version holds a lease or a claim.
 //
 // Times that order the outbox (due times) come from the caller's clock;
 // claim and lease TTLs run on the store's clock (the Redis server's).

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command (`make test` runs this): makes sure a Redis answers,
-# then runs the format check, go vet, the race-enabled tests and the deploy checks.
+# starts a Redis Cluster and a Sentinel set (scripts/redis-topologies.sh), then
+# runs the format check, go vet, the race-enabled tests and the deploy checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,6 +29,18 @@ if [ -z "${REDIS_URL:-}" ]; then
   fi
 fi
 echo "test: REDIS_URL=$REDIS_URL"
+
+# A Redis Cluster (ports 7101-7103) and a Sentinel set (6401, 6402,
+# 26401-26403) for the dedupe contract suite and the end-to-end tests on
+# those topologies; stopped when this script ends.
+if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
+  echo "test: installing the Debian package redis-server (cluster and sentinel tests)" >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null || true
+fi
+# shellcheck source=scripts/redis-topologies.sh
+source scripts/redis-topologies.sh
+trap topologies_stop EXIT
+topologies_start
 
 echo "test: gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*'))

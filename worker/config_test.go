@@ -17,7 +17,7 @@ func TestShippedConfigsLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files = append(files, "../deploy/config.yaml", "../config/testdata/valid/full.yaml")
+	files = append(files, "../deploy/config.yaml", "../deploy/config-cluster.yaml", "../config/testdata/valid/full.yaml")
 	if len(files) < 3 {
 		t.Fatalf("found only %v", files)
 	}
