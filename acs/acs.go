@@ -52,6 +52,7 @@ type Client struct {
 	hook      Hook
 	tmplPath  string
 	checkFilt bool
+	notify    func(ctx context.Context, err error)
 
 	// sleep waits between attempts; tests replace it to observe the waits
 	// without spending them.
@@ -59,7 +60,8 @@ type Client struct {
 
 	// templates caches what the template endpoint answered per data type,
 	// for the optional filter check; a template describes the API, not data,
-	// so it does not go stale within a client's life.
+	// so it does not go stale within a client's life. A nil entry is a
+	// template that could not be read, reported once.
 	tmplMu    sync.Mutex
 	templates map[string]*Template
 
@@ -166,6 +168,17 @@ func WithTemplatePath(pattern string) Option {
 func WithFilterCheck() Option {
 	return func(c *Client) error {
 		c.checkFilt = true
+		return nil
+	}
+}
+
+// WithNotify sets a function told of what the client works around rather
+// than fails on: a template it cannot read, so that [WithFilterCheck]
+// lets that data type's filters through (once per data type and client).
+// It runs on the calling goroutine and must be safe for concurrent use.
+func WithNotify(f func(ctx context.Context, err error)) Option {
+	return func(c *Client) error {
+		c.notify = f
 		return nil
 	}
 }

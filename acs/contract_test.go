@@ -36,9 +36,20 @@ import (
 )
 
 // TestContract runs the contract subtests in parallel, each on its own
-// sandbox, then checks that together they used every client method.
+// sandbox, then checks that together they used every client method; once
+// with the sandbox answering in its strict style, once in its loose one
+// (string ids, RFC 3339 times, nulls, extra fields, template flags as
+// lists), which the client must read alike.
 func TestContract(t *testing.T) {
-	cov := newCoverage()
+	for _, style := range []sandbox.Style{sandbox.StyleStrict, sandbox.StyleLoose} {
+		t.Run(string(style), func(t *testing.T) {
+			t.Parallel()
+			testContract(t, newCoverage(style))
+		})
+	}
+}
+
+func testContract(t *testing.T, cov *coverage) {
 	tests := []struct {
 		name string
 		fn   func(*testing.T, *coverage)
@@ -148,13 +159,17 @@ func uncovered(all, have []string) []string {
 	return out
 }
 
-// coverage collects the client methods the subtests called.
+// coverage collects the client methods the subtests called. It also
+// carries the style the sandboxes of the run answer in.
 type coverage struct {
-	mu   sync.Mutex
-	used map[string]bool
+	style sandbox.Style
+	mu    sync.Mutex
+	used  map[string]bool
 }
 
-func newCoverage() *coverage { return &coverage{used: map[string]bool{}} }
+func newCoverage(style sandbox.Style) *coverage {
+	return &coverage{style: style, used: map[string]bool{}}
+}
 
 func (c *coverage) mark(name string) {
 	c.mu.Lock()
@@ -222,7 +237,7 @@ type env struct {
 
 func newEnv(t *testing.T, cov *coverage, cfg envConfig) *env {
 	t.Helper()
-	opts := sandbox.Options{TokenLifetime: cfg.tokenLifetime, ClientID: cfg.sandboxID, ClientSecret: cfg.sandboxSecret}
+	opts := sandbox.Options{TokenLifetime: cfg.tokenLifetime, ClientID: cfg.sandboxID, ClientSecret: cfg.sandboxSecret, Style: cov.style}
 	var clock *fakeClock
 	if !cfg.realClock {
 		clock = &fakeClock{t: clockStart}
@@ -1024,11 +1039,18 @@ func testSubscribers(t *testing.T, cov *coverage) {
 		if u == nil || u.ID != bob {
 			t.Fatalf("%s: %+v, want the id %d Bob had", what, u, bob)
 		}
-		m := rawFields(t, u.Raw)
-		code, _ := m["departure_code"].(map[string]any)
-		status, _ := m["subscriber_status"].(map[string]any)
-		if m["termination_date_utc"] != "2026-01-31 17:00:00" || m["termination_voluntary"] != false ||
-			code["id"] != float64(6) || status["id"] != float64(acs.SubscriberStatusUnsubscribed) || m["email"] != "bob@example.com" {
+		var m struct {
+			TerminationDateUTC   acs.Timestamp `json:"termination_date_utc"`
+			TerminationVoluntary *bool         `json:"termination_voluntary"`
+			DepartureCode        acs.IDRef     `json:"departure_code"`
+			SubscriberStatus     acs.IDRef     `json:"subscriber_status"`
+			Email                string        `json:"email"`
+		}
+		if err := acs.DecodeRaw(u.Raw, &m); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if m.TerminationDateUTC.String() != "2026-01-31 17:00:00" || m.TerminationVoluntary == nil || *m.TerminationVoluntary ||
+			m.DepartureCode.ID != 6 || m.SubscriberStatus.ID != acs.SubscriberStatusUnsubscribed || m.Email != "bob@example.com" {
 			t.Errorf("%s: %s, want termination 2026-01-31 17:00:00, involuntary, departure code 6, status 1, bob's e-mail", what, u.Raw)
 		}
 	}
@@ -1158,7 +1180,7 @@ func testSegments(t *testing.T, cov *coverage) {
 		t.Helper()
 		s := must(e, "Subscribers.Get", need(e.c.Subscribers.Get(ctx, id)))
 		var v struct{ Segments []acs.Ref }
-		if err := json.Unmarshal(s.Raw, &v); err != nil {
+		if err := acs.DecodeRaw(s.Raw, &v); err != nil {
 			t.Fatalf("subscriber %d: %v", id, err)
 		}
 		return idsOf(v.Segments, func(r acs.Ref) int64 { return r.ID })
@@ -1294,8 +1316,17 @@ func testInsights(t *testing.T, cov *coverage) {
 	}
 	idField := func(field string) func(*acs.Insight) int64 {
 		return func(in *acs.Insight) int64 {
-			n, _ := rawFields(t, in.Raw)[field].(float64)
-			return int64(n)
+			var v struct {
+				ContentID    int64 `json:"content_id"`
+				SubscriberID int64 `json:"subscriber_id"`
+			}
+			if err := acs.DecodeRaw(in.Raw, &v); err != nil {
+				t.Fatalf("insight %s: %v", in.Raw, err)
+			}
+			if field == "content_id" {
+				return v.ContentID
+			}
+			return v.SubscriberID
 		}
 	}
 	ci := must(e, "Insights.ListContent", need(e.c.Insights.ListContent(ctx, nil)))

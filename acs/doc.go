@@ -92,7 +92,17 @@
 // unknown fields are ignored. A method returning one object returns nil
 // with a nil error when the body is empty (a 204, say). Records whose fields
 // the spec only partly shows (Subscriber, Unsubscribe, Interest, Insight,
-// ReferenceItem) keep the whole object in Raw.
+// ReferenceItem) keep the whole object in Raw; [DecodeRaw] reads it.
+//
+// Values are read tolerantly, since a real service may write them
+// otherwise than the sandbox: integers as numbers or numeric strings,
+// booleans as true/false, "true"/"false" or 0/1, timestamps in the spec's
+// shape or RFC 3339 (converted to UTC), a reference as a bare id, null as
+// absent. Template flags may be booleans, names or lists of operations or
+// content types (see [Template.UnmarshalJSON]). What the client sends
+// stays exactly as the spec says. A 2xx answer that still cannot be read
+// is a [*DecodeError] matching [ErrUnreadable], naming the field; it is
+// never retried, since the service carried the request out.
 //
 // # Lists, pages and filters
 //

@@ -82,7 +82,7 @@ type Subscriber struct {
 // UnmarshalJSON decodes the known fields and keeps the object in Raw.
 func (s *Subscriber) UnmarshalJSON(b []byte) error {
 	type plain Subscriber
-	if err := json.Unmarshal(b, (*plain)(s)); err != nil {
+	if err := lenient(b, (*plain)(s)); err != nil {
 		return err
 	}
 	s.Raw = rawJSON(b)
@@ -99,7 +99,7 @@ type Unsubscribe struct {
 // UnmarshalJSON decodes the id and keeps the object in Raw.
 func (u *Unsubscribe) UnmarshalJSON(b []byte) error {
 	type plain Unsubscribe
-	if err := json.Unmarshal(b, (*plain)(u)); err != nil {
+	if err := lenient(b, (*plain)(u)); err != nil {
 		return err
 	}
 	u.Raw = rawJSON(b)
@@ -118,7 +118,7 @@ type Interest struct {
 // UnmarshalJSON decodes the known fields and keeps the object in Raw.
 func (i *Interest) UnmarshalJSON(b []byte) error {
 	type plain Interest
-	if err := json.Unmarshal(b, (*plain)(i)); err != nil {
+	if err := lenient(b, (*plain)(i)); err != nil {
 		return err
 	}
 	i.Raw = rawJSON(b)
@@ -151,7 +151,7 @@ type ReferenceItem struct {
 // spec names only a departure code's description.
 func (r *ReferenceItem) UnmarshalJSON(b []byte) error {
 	type plain ReferenceItem
-	if err := json.Unmarshal(b, (*plain)(r)); err != nil {
+	if err := lenient(b, (*plain)(r)); err != nil {
 		return err
 	}
 	r.Raw = rawJSON(b)
@@ -243,18 +243,32 @@ type Blast struct {
 }
 
 // Template describes a data type, as its template endpoint reports it.
+// The spec does not show template documents; see [Template.UnmarshalJSON]
+// for the shapes read.
 type Template struct {
 	Type   string          `json:"type"`
 	Fields []TemplateField `json:"fields"`
 }
 
-// TemplateField is one field of a [Template].
+// TemplateField is one field of a [Template]. Each flag may come as a
+// boolean, a string or a list of the operations ("create", "update") or
+// content types ("story") it holds for; the boolean is true when it holds
+// for any, and the list, when one was given, says which.
 type TemplateField struct {
 	Name string `json:"name"`
 	Type string `json:"type,omitempty"`
 	// Searchable fields are the ones a [Filter] may use.
 	Searchable bool `json:"searchable"`
 	Required   bool `json:"required"`
+	// Create and Update say whether the field may be sent on a create or
+	// an update; true unless the template says otherwise (a create flag,
+	// read_only, update_only and the like).
+	Create bool `json:"create"`
+	Update bool `json:"update"`
+	// SearchableFor and RequiredFor are what a flag given as a list (or a
+	// name) named; empty when it was a boolean.
+	SearchableFor []string `json:"searchable_for,omitempty"`
+	RequiredFor   []string `json:"required_for,omitempty"`
 }
 
 // Searchable returns the names of the fields filters may use, in the

@@ -143,7 +143,7 @@ func (c *Client) do(ctx context.Context, r *request, v any) (*Response, bool, er
 			}
 			found, meta, err := decode(body, v)
 			if err != nil {
-				return resp, false, fmt.Errorf("acs: %s %s: %w", r.method, r.route, err)
+				return resp, false, &DecodeError{Method: r.method, Route: r.route, Status: resp.StatusCode, Field: fieldOf(err), Err: err}
 			}
 			resp.Page, resp.PageSize, resp.Total = meta.Page, meta.PageSize, meta.Total
 			return resp, found, nil

@@ -2,6 +2,7 @@ package acs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -29,10 +30,18 @@ func (s *TemplatesService) Get(ctx context.Context, dataType string) (*Template,
 // CheckFilter fails with [ErrInvalid] when f uses a field the template of
 // dataType does not mark searchable. Templates are fetched once per data
 // type and client, then reused.
+//
+// A template the client cannot read (its answer matches [ErrUnreadable])
+// does not block the look-ups it guards: CheckFilter reports it once per
+// data type to the function of [WithNotify] and lets every filter of that
+// type through, leaving the service to judge them.
 func (s *TemplatesService) CheckFilter(ctx context.Context, dataType string, f Filter) error {
 	t, err := s.cached(ctx, dataType)
 	if err != nil {
 		return err
+	}
+	if t == nil {
+		return nil // unreadable: let through
 	}
 	searchable := t.Searchable()
 	for _, name := range f.Fields() {
@@ -46,15 +55,25 @@ func (s *TemplatesService) CheckFilter(ctx context.Context, dataType string, f F
 func (s *TemplatesService) cached(ctx context.Context, dataType string) (*Template, error) {
 	c := s.client
 	c.tmplMu.Lock()
-	t := c.templates[dataType]
+	t, known := c.templates[dataType]
 	c.tmplMu.Unlock()
-	if t != nil {
-		return t, nil
+	if known {
+		return t, nil // nil: unreadable, reported already
 	}
 	// Not held across the request: two racing fetches of the same template
 	// cost one extra GET, while holding the lock would stall every check
 	// behind one slow fetch.
 	t, _, err := s.Get(ctx, dataType)
+	if errors.Is(err, ErrUnreadable) {
+		c.tmplMu.Lock()
+		_, reported := c.templates[dataType]
+		c.templates[dataType] = nil
+		c.tmplMu.Unlock()
+		if !reported && c.notify != nil {
+			c.notify(ctx, fmt.Errorf("acs: template of %s cannot be read, so filters on %s are not checked: %w", dataType, dataType, err))
+		}
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}

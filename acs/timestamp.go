@@ -83,12 +83,14 @@ func (t Timestamp) MarshalJSON() ([]byte, error) {
 	return json.Marshal(t.String())
 }
 
-// UnmarshalJSON reads what a service sends back: a JSON string in
-// [TimestampLayout], and, to be tolerant of servers that write otherwise,
-// an empty string (an unset field: t stays zero) or RFC 3339 (converted to
-// UTC). JSON null leaves t unchanged. Anything else is an error naming the
-// value. What the client sends is always strict (see MarshalJSON and
-// ParseTimestamp).
+// UnmarshalJSON reads what a service sends back, tolerantly (the spec
+// shows no response bodies): a JSON string in [TimestampLayout], or with a
+// fraction of a second, a T separator or a zone (RFC 3339 and its
+// variants: "Z", "+02:00", "+0200", or none, which means UTC). The time is
+// converted to UTC and its fraction dropped. An empty string leaves t zero
+// (an unset field); JSON null leaves t unchanged. Anything else is an error
+// naming the value. What the client sends is always strict (see
+// MarshalJSON and ParseTimestamp).
 func (t *Timestamp) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
 		return nil
@@ -101,14 +103,36 @@ func (t *Timestamp) UnmarshalJSON(b []byte) error {
 		*t = Timestamp{}
 		return nil
 	}
-	p, err := ParseTimestamp(s)
+	p, err := parseAnswerTimestamp(s)
 	if err != nil {
-		r, rerr := time.Parse(time.RFC3339Nano, s)
-		if rerr != nil {
-			return err
-		}
-		p = NewTimestamp(r)
+		return err
 	}
 	*t = p
 	return nil
+}
+
+// parseAnswerTimestamp reads a timestamp of an answer: the strict shape,
+// else one of the layouts below, in UTC without its fraction.
+func parseAnswerTimestamp(s string) (Timestamp, error) {
+	p, err := ParseTimestamp(s)
+	if err == nil {
+		return p, nil
+	}
+	// time.Parse accepts a fraction after the seconds of each layout,
+	// whatever its length; a layout without a zone reads as UTC.
+	layouts := [...]string{
+		"2006-01-02T15:04:05Z07:00",
+		"2006-01-02T15:04:05Z0700",
+		"2006-01-02T15:04:05",
+		"2006-01-02 15:04:05Z07:00",
+		"2006-01-02 15:04:05Z0700",
+		"2006-01-02 15:04:05 Z07:00",
+		"2006-01-02 15:04:05",
+	}
+	for _, l := range layouts {
+		if r, perr := time.Parse(l, s); perr == nil {
+			return NewTimestamp(r), nil
+		}
+	}
+	return Timestamp{}, fmt.Errorf("acs: timestamp %q: want YYYY-MM-DD HH:MM:SS (UTC) or RFC 3339", s)
 }

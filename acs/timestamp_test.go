@@ -3,6 +3,7 @@ package acs
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,13 +51,12 @@ func TestTimestampRejects(t *testing.T) {
 		} else if !strings.Contains(err.Error(), "timestamp") {
 			t.Errorf("ParseTimestamp(%q) error %q does not say what failed", s, err)
 		}
-		// Reading answers is tolerant of "" (unset) and RFC 3339 only.
+		// Reading answers is tolerant of "" (unset), of RFC 3339 and of
+		// its variants: no zone (UTC), a space before the zone, a
+		// fraction, one-digit hours.
 		var ts Timestamp
 		err := json.Unmarshal([]byte(`"`+s+`"`), &ts)
-		tolerated := s == ""
-		if _, rerr := time.Parse(time.RFC3339Nano, s); rerr == nil {
-			tolerated = true
-		}
+		tolerated := slices.Contains([]string{"", "2026-03-01T08:30:15", "2026-03-01 08:30:15Z", "2026-03-01 08:30:15.5", "2026-03-01 8:30:15"}, s)
 		if (err == nil) != tolerated {
 			t.Errorf("unmarshal %q: error %v, tolerated %v", s, err, tolerated)
 		}

@@ -15,6 +15,7 @@ func builtin(version string) Config {
 			RateBurst:    1,
 			Timeout:      Duration(30 * time.Second),
 			TemplatePath: "/v3/{type}/template",
+			SandboxStyle: "strict",
 		},
 		Redis: Redis{Prefix: "feedworker:", Partitions: 16},
 		Store: Store{
@@ -41,12 +42,18 @@ func builtin(version string) Config {
 			ShutdownGrace: Duration(30 * time.Second),
 		},
 		Admin: Admin{Listen: "127.0.0.1:9090"},
-		Log:   Log{Level: "info", Format: "text"},
+		WebSub: WebSub{
+			Listen:           ":8091",
+			Lease:            Duration(7 * 24 * time.Hour),
+			FallbackInterval: Duration(6 * time.Hour),
+		},
+		Log: Log{Level: "info", Format: "text"},
 		Defaults: FeedSettings{
 			Enabled:         ptr(true),
 			Interval:        ptr(Duration(15 * time.Minute)),
 			InitialItems:    ptr(10),
 			RecreateDeleted: ptr(false),
+			Format:          ptr("auto"),
 			Mapping: Mapping{
 				Type:                   "story",
 				PassUnmappedCategories: ptr(false),
@@ -54,6 +61,12 @@ func builtin(version string) Config {
 				TitleMax:               ptr(250),
 				SummaryMax:             ptr(500),
 				FetchOGImage:           ptr(false),
+				ICal: ICal{
+					Window:      ptr(Duration(90 * 24 * time.Hour)),
+					WindowBack:  ptr(Duration(24 * time.Hour)),
+					OnCancel:    ptr("delete"),
+					InitialPast: ptr(false),
+				},
 			},
 		},
 	}
@@ -127,7 +140,9 @@ func inheritValue(dst, src reflect.Value) {
 		if !f.IsExported() {
 			continue
 		}
-		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+		// Embedded settings, and sub-sections that are plain structs
+		// (ical), are inherited key by key.
+		if f.Type.Kind() == reflect.Struct && !reflect.PointerTo(f.Type).Implements(textUnmarshalerType) {
 			inheritValue(dst.Field(i), src.Field(i))
 			continue
 		}

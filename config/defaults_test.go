@@ -17,7 +17,7 @@ func TestBuiltinDefaults(t *testing.T) {
 	cfg := mustParse(t, head+feed, nil)
 	d := func(s string) Duration { v, _ := ParseDuration(s); return Duration(v) }
 	want := Config{
-		API:   API{BaseURL: "https://api.example.com", Token: "t", RateBurst: 1, Timeout: d("30s"), TemplatePath: "/v3/{type}/template"},
+		API:   API{BaseURL: "https://api.example.com", Token: "t", RateBurst: 1, Timeout: d("30s"), TemplatePath: "/v3/{type}/template", SandboxStyle: "strict"},
 		Redis: Redis{Prefix: "feedworker:", Partitions: 16},
 		Store: Store{Path: "feedworker.db", Retention: d("90d")},
 		HTTP: HTTP{
@@ -28,14 +28,17 @@ func TestBuiltinDefaults(t *testing.T) {
 		},
 		Publish: Publish{Workers: 8, MaxBackoff: d("1h"), ClaimTTL: d("5m"), LeaseTTL: d("1m"), ShutdownGrace: d("30s")},
 		Admin:   Admin{Listen: "127.0.0.1:9090"},
+		WebSub:  WebSub{Listen: ":8091", Lease: d("7d"), FallbackInterval: d("6h")},
 		Log:     Log{Level: "info", Format: "text"},
 		File:    "feeds.yaml",
 	}
 	settings := FeedSettings{
 		Enabled: ptr(true), Interval: ptr(d("15m")), InitialItems: ptr(10), RecreateDeleted: ptr(false),
+		Format: ptr("auto"),
 		Mapping: Mapping{
 			Type: "story", PassUnmappedCategories: ptr(false), CreateCategories: ptr(false),
 			TitleMax: ptr(250), SummaryMax: ptr(500), FetchOGImage: ptr(false),
+			ICal: ICal{Window: ptr(d("90d")), WindowBack: ptr(d("1d")), OnCancel: ptr("delete"), InitialPast: ptr(false)},
 		},
 	}
 	want.Defaults = settings

@@ -19,6 +19,7 @@ type Config struct {
 	HTTP    HTTP    `yaml:"http"`
 	Publish Publish `yaml:"publish"`
 	Admin   Admin   `yaml:"admin"`
+	WebSub  WebSub  `yaml:"websub"`
 	Log     Log     `yaml:"log"`
 	// Defaults apply to every feed that does not set the same key itself.
 	Defaults FeedSettings `yaml:"defaults"`
@@ -39,6 +40,11 @@ type API struct {
 	// "embedded"), so its content survives restarts like the store does.
 	// Empty keeps the sandbox in memory.
 	SandboxData string `yaml:"sandbox_data"`
+	// SandboxStyle is how the embedded sandbox writes its answers:
+	// "strict" (the shapes of the wire conventions) or "loose" (string ids,
+	// RFC 3339 times, nulls, extra fields, template flags as lists), to try
+	// the worker against a service that answers less tidily.
+	SandboxStyle string `yaml:"sandbox_style"`
 	// TokenURL is the OAuth 2.0 token endpoint (client credentials grant).
 	TokenURL string `yaml:"token_url"`
 	// ClientID identifies the worker to the token endpoint.
@@ -211,6 +217,24 @@ type Admin struct {
 	Pprof bool `yaml:"pprof"`
 }
 
+// WebSub subscribes to the hubs of feeds that name one (W3C WebSub), so
+// that new items are pushed to the worker instead of waiting for a poll.
+type WebSub struct {
+	// PublicURL is the address at which hubs reach the callback listener,
+	// as seen from outside (a reverse proxy's URL, say); each feed's
+	// callback is this URL plus "/" and the feed id. Empty turns WebSub off.
+	PublicURL string `yaml:"public_url"`
+	// Listen is the host:port of the callback listener.
+	Listen string `yaml:"listen"`
+	// Lease is the subscription lifetime asked of hubs (hub.lease_seconds);
+	// subscriptions are renewed before the lease the hub granted ends.
+	Lease Duration `yaml:"lease"`
+	// FallbackInterval is how often a feed with a live subscription is
+	// still polled, in case its hub fails (never more often than its own
+	// interval).
+	FallbackInterval Duration `yaml:"fallback_interval"`
+}
+
 // Log configures log/slog output.
 type Log struct {
 	Level  string `yaml:"level"`  // debug, info (default), warn, error
@@ -241,7 +265,11 @@ type FeedSettings struct {
 	// RecreateDeleted: when an update answers 404 (deleted on the service),
 	// post the item again instead of recording it as removed (default false).
 	RecreateDeleted *bool `yaml:"recreate_deleted"`
-	Mapping         `yaml:",inline"`
+	// Format is what the URL serves: auto (detected: iCalendar from a
+	// text/calendar type or a BEGIN:VCALENDAR body, else RSS, Atom or JSON
+	// Feed), feed (RSS, Atom or JSON Feed only) or ical (iCalendar only).
+	Format  *string `yaml:"format"`
+	Mapping `yaml:",inline"`
 }
 
 // Mapping says how a feed's items become content. See package transform.
@@ -310,6 +338,26 @@ type Mapping struct {
 	Event *EventFields `yaml:"event"`
 	// Need says where needs' data is in the items, for type need.
 	Need *NeedFields `yaml:"need"`
+	// ICal says how an iCalendar feed's events are published. Its keys are
+	// inherited one by one.
+	ICal ICal `yaml:"ical"`
+}
+
+// ICal configures iCalendar (RFC 5545) feeds, whose VEVENTs become Events.
+type ICal struct {
+	// Window is how far ahead recurring events are expanded into
+	// occurrences, each its own Event.
+	Window *Duration `yaml:"window"`
+	// WindowBack is how far back occurrences are still mapped (so an
+	// ongoing or just-ended event is updated rather than forgotten).
+	WindowBack *Duration `yaml:"window_back"`
+	// OnCancel is what happens to a published event marked
+	// STATUS:CANCELLED, or gone from the calendar while still in the
+	// future: delete (DELETE at the API, once) or keep (left as it is).
+	OnCancel *string `yaml:"on_cancel"`
+	// InitialPast publishes occurrences that already ended when the worker
+	// first sees them; false records them as seen only.
+	InitialPast *bool `yaml:"initial_past"`
 }
 
 // TypeRule picks a content type for items matching an expression.

@@ -58,6 +58,7 @@ func validate(cfg *Config, probs *Problems, broken map[string]bool) {
 	c.http(cfg.HTTP)
 	c.publish(cfg.Publish)
 	c.admin(cfg.Admin)
+	c.websub(cfg.WebSub, cfg.Admin)
 	c.log(&cfg.Log)
 	c.settings("defaults", cfg.Defaults)
 	c.feeds(cfg.Feeds)
@@ -73,6 +74,9 @@ func (c checker) api(a API) {
 	}
 	if a.TokenURL != "" {
 		c.httpURL("api.token_url", a.TokenURL)
+	}
+	if !slices.Contains([]string{"strict", "loose"}, a.SandboxStyle) {
+		c.add("api.sandbox_style", "want strict or loose, got %q", a.SandboxStyle)
 	}
 
 	// Credentials are one of two kinds; mixing them would leave the
@@ -309,6 +313,8 @@ func (c checker) settings(prefix string, s FeedSettings) {
 	if m.Need != nil {
 		c.notNegative(at("need.default_quantity"), m.Need.DefaultQuantity)
 	}
+	c.format(at("format"), s.Format)
+	c.ical(prefix, s)
 }
 
 func (c checker) filter(field string, f *Filter) {

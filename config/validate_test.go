@@ -44,6 +44,8 @@ func TestValidationRules(t *testing.T) {
 		{"zero burst", head + "  rate_burst: 0\n", []string{"4: api.rate_burst: must be at least 1"}},
 		{"zero timeout", head + "  timeout: 0s\n", []string{"4: api.timeout: must be greater than zero"}},
 		{"template path without type", head + "  template_path: /v3/template\n", []string{"4: api.template_path: want a path starting with / that contains {type}"}},
+		{"sandbox style unknown", head + "  sandbox_style: tidy\n", []string{`4: api.sandbox_style: want strict or loose, got "tidy"`}},
+		{"sandbox style loose", head + "  sandbox_style: loose\n", nil},
 		// redis and store
 		{"redis scheme", head + "redis:\n  url: tcp://r:6379\n", []string{`5: redis.url: want a redis://, rediss:// or unix:// URL, got "tcp://r:6379"`}},
 		{"redis password hidden in problem", head + "redis:\n  url: 'http://:pw@r:6379'\n", []string{`5: redis.url: want a redis://, rediss:// or unix:// URL, got "http://xxxxx@r:6379"`}},

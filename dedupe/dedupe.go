@@ -231,6 +231,8 @@ type Store interface {
 	// ReleaseLease gives the lease up only if owner still holds it.
 	ReleaseLease(ctx context.Context, name, owner string) error
 
+	Notes
+
 	// Close releases the store's resources.
 	Close() error
 }

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/emersion/go-ical"
 	"github.com/feedworker/feedworker/config"
 	"github.com/mmcdole/gofeed"
 )
@@ -33,7 +34,7 @@ const (
 // acceptHeader prefers feed types but accepts anything: many feeds are served
 // as text/html or application/octet-stream, and the parser decides.
 const acceptHeader = "application/rss+xml, application/atom+xml, application/feed+json, application/rdf+xml;q=0.9, " +
-	"application/xml;q=0.9, text/xml;q=0.9, application/json;q=0.8, */*;q=0.5"
+	"application/xml;q=0.9, text/xml;q=0.9, application/json;q=0.8, text/calendar;q=0.8, */*;q=0.5"
 
 // Validators are the conditional-GET state of a feed: the ETag and
 // Last-Modified values of the last response that was handled in full.
@@ -46,8 +47,22 @@ type Validators struct {
 type Result struct {
 	// NotModified is true for a 304 (or an unchanged file): nothing to do.
 	NotModified bool
-	// Feed is the parsed document; nil when NotModified or on error.
+	// Feed is the parsed document; nil when NotModified or on error, and
+	// for an iCalendar document, which is in Calendar instead.
 	Feed *gofeed.Feed
+	// Calendar is the parsed iCalendar document (see isCalendar), when
+	// the URL served one.
+	Calendar *ical.Calendar
+	// Hub and Topic are the WebSub hub the feed names and the topic URL it
+	// is known by there (see discoverHub); empty when it names no hub.
+	Hub, Topic string
+	// MinInterval is set by the Handler: the least time to the next poll
+	// (a feed its hub pushes is polled at the WebSub fallback interval).
+	// The schedule keeps it until the next 200.
+	MinInterval time.Duration
+	// Partial marks a document that may hold only some of the feed's items
+	// (a WebSub push): nothing may be concluded from what it lacks.
+	Partial bool
 	// Validators to send next time. On a 304 they are the ones sent.
 	Validators Validators
 	// URL is the final URL after redirects.
@@ -283,11 +298,14 @@ func (f *Fetcher) fetchHTTP(ctx context.Context, u *url.URL, v Validators) (*Res
 	if err != nil {
 		return res, err
 	}
-	feed, err := parse(body, res.ContentType, f.maxBody)
+	feed, cal, err := parseAny(body, res.ContentType, f.maxBody)
 	if err != nil {
 		return res, err
 	}
-	res.Feed = feed
+	res.Feed, res.Calendar = feed, cal
+	if feed != nil {
+		res.Hub, res.Topic = discoverHub(resp.Header, feed)
+	}
 	res.Validators = Validators{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}
 	res.Hint = max(feedHint(feed), headerHint(resp.Header, now))
 	return res, nil
@@ -396,12 +414,12 @@ func (f *Fetcher) fetchFile(ctx context.Context, u *url.URL, v Validators) (*Res
 		}
 		return res, &FileError{Path: u.Path, Err: err}
 	}
-	feed, err := parse(body, "", f.maxBody)
+	feed, cal, err := parseAny(body, "", f.maxBody)
 	if err != nil {
 		res.Validators = Validators{}
 		return res, err
 	}
-	res.Feed = feed
+	res.Feed, res.Calendar = feed, cal
 	res.Hint = feedHint(feed)
 	return res, nil
 }

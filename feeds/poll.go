@@ -69,9 +69,9 @@ func (p *Poller) poll(ctx context.Context, j job) PollResult {
 		return PollResult{FeedID: id, Skipped: true, Err: err}
 	}
 	class := p.finish(j, res, err, loaded, elapsed)
-	if res != nil && res.Feed != nil {
+	if res != nil && (res.Feed != nil || res.Calendar != nil) {
 		r := *res
-		r.Feed = nil
+		r.Feed, r.Calendar = nil, nil
 		res = &r
 	}
 	return PollResult{FeedID: id, Class: class, Err: err, Result: res}
@@ -165,7 +165,7 @@ func (p *Poller) finish(j job, res *Result, err error, loaded bool, elapsed time
 		// parsed, and the handler made the items durable.
 		fs.validators, fs.validatorsKnown, fs.freshURL = res.Validators, true, false
 		fs.items += int64(items)
-		fs.ttl = feedHint(res.Feed)
+		fs.ttl = max(feedHint(res.Feed), res.MinInterval)
 	case class == ClassStore && !fs.freshURL:
 		// The store may or may not hold what Handle tried to write; ask it.
 		fs.validatorsKnown = false

@@ -22,6 +22,8 @@ type API interface {
 	Create(ctx context.Context, p *transform.Payload) (int64, error)
 	// Update puts p to /v3/{p.Type}/{id}.
 	Update(ctx context.Context, id int64, p *transform.Payload) error
+	// Delete removes content id of type typ (DELETE /v3/{typ}/{id}).
+	Delete(ctx context.Context, typ string, id int64) error
 	// Find looks content up by external id; a zero Found.ID means none.
 	Find(ctx context.Context, externalID string) (Found, error)
 	// Categories lists every category of the service.

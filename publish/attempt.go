@@ -48,15 +48,28 @@ func (p *Publisher) deliver(soft, hard context.Context, j job, ops chan<- *store
 	if r.s.Run != "" {
 		attrs = append(attrs, "unresolved", r.s.Run, "in_a_row", runLength(j, r.s.Run))
 	}
+	// An unreadable answer is logged at ERROR once per feed and cause;
+	// the attempts it fails are then told more quietly.
+	quiet := p.noteUnreadable(log, j.Key.FeedID, r.err)
 	switch r.outcome {
 	case "created", "updated", "recovered":
 		log.Info("published", append(attrs, "outcome", r.outcome, "content_id", r.s.ContentID)...)
 	case "removed":
 		log.Warn("content deleted on the service; left alone", append(attrs, "cause", r.err)...)
+	case "deleted":
+		log.Info("withdrawn at the source; deleted on the service", append(attrs, "content_id", r.s.ContentID)...)
 	case "dead_letter":
-		log.Error("delivery failed permanently; dead-lettered", append(attrs, "status", r.s.Status, "cause", r.err)...)
+		lv := slog.LevelError
+		if quiet {
+			lv = slog.LevelWarn
+		}
+		log.Log(hard, lv, "delivery failed permanently; dead-lettered", append(attrs, "status", r.s.Status, "cause", r.err)...)
 	default:
-		log.Warn("delivery failed; will retry", append(attrs, "status", r.s.Status, "retry_at", r.s.Next, "cause", r.err)...)
+		lv := slog.LevelWarn
+		if quiet {
+			lv = slog.LevelDebug
+		}
+		log.Log(hard, lv, "delivery failed; will retry", append(attrs, "status", r.s.Status, "retry_at", r.s.Next, "cause", r.err)...)
 	}
 	next := p.takeNext(soft, ops, work)
 	p.settle(hard, log, j, r.s, ops, next)
@@ -202,9 +215,12 @@ func (p *Publisher) attempt(ctx context.Context, log *slog.Logger, j job, ops ch
 	// A mark found by the claim: an earlier POST may have reached the
 	// service (an ambiguous failure, or a crash between send and record).
 	pendingBefore := j.Record.PendingHash != ""
-	send, err := p.prepare(ctx, log, j.Claimed, &env)
-	if err != nil {
-		return p.failed(j, cmp.Or(j.Record.Type, pl.Type), err, pendingBefore)
+	var send *transform.Payload
+	if !pl.Cancelled {
+		var err error
+		if send, err = p.prepare(ctx, log, j.Claimed, &env); err != nil {
+			return p.failed(j, cmp.Or(j.Record.Type, pl.Type), err, pendingBefore)
+		}
 	}
 
 	// The check right before sending: the claim is still ours (a long
@@ -239,15 +255,20 @@ func (p *Publisher) attempt(ctx context.Context, log *slog.Logger, j job, ops ch
 	if !pendingBefore && pending == j.Hash {
 		pending = ""
 	}
+	if pl.Cancelled {
+		return p.remove(ctx, j, rec, pending, pl)
+	}
 
 	if rec.ContentID != 0 {
 		// Published before: PUT the new version to the type the content
 		// has on the service.
 		typ := cmp.Or(rec.Type, pl.Type)
 		send.Type = typ
-		err = p.api.Update(ctx, rec.ContentID, send)
-		if err == nil {
-			return result{s: dedupe.Settlement{Kind: dedupe.Delivered, ContentID: rec.ContentID, Type: typ, Hash: j.Hash}, outcome: "updated", typ: typ}
+		err := p.api.Update(ctx, rec.ContentID, send)
+		if err == nil || errors.Is(err, acs.ErrUnreadable) {
+			// A 2xx answer says the update was applied; its body, which
+			// nothing here needs, may be unreadable (err is noted).
+			return result{s: dedupe.Settlement{Kind: dedupe.Delivered, ContentID: rec.ContentID, Type: typ, Hash: j.Hash}, outcome: "updated", typ: typ, err: err}
 		}
 		if errors.Is(err, acs.ErrNotFound) {
 			if env.RecreateDeleted {
@@ -277,6 +298,9 @@ func (p *Publisher) attempt(ctx context.Context, log *slog.Logger, j job, ops ch
 	id, err := p.api.Create(ctx, send)
 	if err == nil {
 		return result{s: dedupe.Settlement{Kind: dedupe.Delivered, ContentID: id, Type: pl.Type, Hash: j.Hash}, outcome: "created", typ: pl.Type}
+	}
+	if errors.Is(err, acs.ErrUnreadable) {
+		return p.unreadableCreate(ctx, j, pl.Type, err)
 	}
 	// Only an answer that refused the request proves nothing was created;
 	// and a mark an earlier POST left stays whatever this one got, since
@@ -336,20 +360,25 @@ func permanent(err error) bool {
 // cannot tell whether the item exists (ErrUnverifiable). They count as one
 // run, so that alternating between them still ends in the dead letters
 // after MaxUnresolved attempts in a row; the reason says which it was.
+// An unreadable answer (runUnreadable) counts in the same run.
 const runUnresolved = "unresolved"
 
 // runOf names the run err belongs to, if any.
 func runOf(err error) string {
 	var ae *acs.Error
-	if errors.Is(err, ErrUnverifiable) || errors.As(err, &ae) && ae.Status == http.StatusConflict {
+	switch {
+	case errors.Is(err, acs.ErrUnreadable):
+		return runUnreadable
+	case errors.Is(err, ErrUnverifiable) || errors.As(err, &ae) && ae.Status == http.StatusConflict:
 		return runUnresolved
 	}
 	return ""
 }
 
-// runLength is how many attempts in a row, this one included, end in run.
+// runLength is how many attempts in a row, this one included, end in a
+// run: every run counts together, so alternating kinds still end.
 func runLength(j job, run string) int {
-	if j.Run == run {
+	if j.Run != "" && run != "" {
 		return j.RunLength + 1
 	}
 	return 1
@@ -359,9 +388,13 @@ func runLength(j job, run string) int {
 // the pending mark: the item may exist on the service.
 func (p *Publisher) failed(j job, typ string, err error, keepPending bool) result {
 	var ae *acs.Error
+	var de *acs.DecodeError
 	status := 0
-	if errors.As(err, &ae) {
+	switch {
+	case errors.As(err, &ae):
 		status = ae.Status
+	case errors.As(err, &de):
+		status = de.Status
 	}
 	run := runOf(err)
 	if run != "" {
@@ -377,7 +410,7 @@ func (p *Publisher) failed(j job, typ string, err error, keepPending bool) resul
 		return result{s: dedupe.Settlement{Kind: dedupe.Dead, Status: status, Reason: err.Error(), Ambiguous: keepPending}, outcome: "dead_letter", typ: typ, err: err}
 	}
 	wait := p.backoff(j.Attempts)
-	if keepPending && ae == nil {
+	if keepPending && ae == nil && !errors.Is(err, acs.ErrUnreadable) {
 		// No answer (a timeout, a reset, a cancel): the service may still
 		// be working on the request. Looking the item up before it is done
 		// would find nothing and post it twice, so wait as long as a send

@@ -105,6 +105,18 @@
 //     goes to the dead letters with the reason, for an operator to decide,
 //     its pending mark kept. An item that cannot be looked up is never
 //     posted blind.
+//   - A 2xx answer whose body cannot be read (acs.ErrUnreadable) is not
+//     transient. After a POST the item is taken as possibly created (its
+//     pending mark stays) and looked up once by external_id: found, it is
+//     recorded; if that answer cannot be read either, the item goes to
+//     the dead letters at once with both reasons ("the service answered
+//     201 but its body could not be read: field id: ..."), for
+//     `feedworker deadletters retry` once fixed, which looks it up before
+//     posting. Other unreadable answers (a look-up alone, the categories)
+//     count in the run above. An unreadable answer to an update is an
+//     update done. Each feed and cause is logged at ERROR once (again
+//     after an hour), counted in feedworker_unreadable_answers_total and
+//     listed by [Publisher.UnreadableAnswers] for the status page.
 //   - 404 on an update means the content was deleted on the service. With
 //     FeedOptions.RecreateDeleted the item is posted again; otherwise it is
 //     recorded as removed and left alone for good, edits included, since
@@ -156,7 +168,7 @@
 // failed for payloads Accept drops; shared with the worker, which counts
 // filtered and its own failed),
 // feedworker_publish_requests_total{type,outcome} (created, updated,
-// recovered, retry, dead_letter, removed),
+// recovered, retry, dead_letter, removed, deleted),
 // feedworker_store_operation_duration_seconds{op} (op renew_claim is the
 // check before a send that needed its own round trip),
 // feedworker_store_errors_total{op}, feedworker_outbox_depth and

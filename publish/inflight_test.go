@@ -54,6 +54,8 @@ func (a *slowAPI) Create(ctx context.Context, p *transform.Payload) (int64, erro
 
 func (a *slowAPI) Update(context.Context, int64, *transform.Payload) error { return nil }
 
+func (a *slowAPI) Delete(context.Context, string, int64) error { return nil }
+
 func (a *slowAPI) Find(_ context.Context, ext string) (publish.Found, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

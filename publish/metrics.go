@@ -15,6 +15,7 @@ type metrics struct {
 	storeErrs   *prometheus.CounterVec
 	outboxDepth prometheus.Gauge
 	deadLetters prometheus.Gauge
+	unreadable  *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -25,7 +26,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"feed", "outcome"}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "feedworker_publish_requests_total",
-			Help: "Deliveries to the API by content type and outcome: created, updated, recovered, retry, dead_letter, removed.",
+			Help: "Deliveries to the API by content type and outcome: created, updated, recovered, retry, dead_letter, removed, deleted.",
 		}, []string{"type", "outcome"}),
 		storeDur: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "feedworker_store_operation_duration_seconds",
@@ -44,6 +45,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "feedworker_dead_letters",
 			Help: "Items whose delivery failed permanently, waiting for feedworker deadletters retry.",
 		}),
+		unreadable: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "feedworker_unreadable_answers_total",
+			Help: "2xx answers of the API whose body could not be read, by feed and cause (the offending field, or body).",
+		}, []string{"feed", "cause"}),
 	}
 	if reg == nil {
 		return m, nil
@@ -55,7 +60,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if m.items, err = register(reg, m.items); err != nil {
 		return nil, err
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.storeDur, m.storeErrs, m.outboxDepth, m.deadLetters} {
+	for _, c := range []prometheus.Collector{m.requests, m.storeDur, m.storeErrs, m.outboxDepth, m.deadLetters, m.unreadable} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register metrics: %w", err)
 		}

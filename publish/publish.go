@@ -109,6 +109,8 @@ type FeedOptions struct {
 	// BackfillSince, when set, also queues items recorded as seen but never
 	// published whose publish date is at or after it (feedworker backfill).
 	BackfillSince time.Time
+	// ICal is set for an iCalendar feed (see ICalOptions).
+	ICal *ICalOptions
 }
 
 // Counts say what Accept did with one fetch's items.
@@ -146,6 +148,9 @@ type Publisher struct {
 
 	statsMu   sync.Mutex
 	lastStats time.Time
+
+	// unread sums up the answers the client could not read.
+	unread unreadables
 }
 
 // New returns a publisher. It registers its metrics with o.Registerer.
@@ -235,6 +240,23 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 		items = append(items, dedupe.Item{ExternalID: pl.ExternalID, Hash: pl.Hash})
 		kept = append(kept, pl)
 	}
+	now := time.Now()
+	var icalNote []byte
+	icalNow := now
+	if o.ICal != nil {
+		if !o.ICal.Now.IsZero() {
+			icalNow = o.ICal.Now
+		}
+		gone, note, err := p.icalMissing(ctx, feedID, kept, o.ICal, icalNow)
+		if err != nil {
+			return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
+		}
+		icalNote = note
+		for i := range gone {
+			items = append(items, dedupe.Item{ExternalID: gone[i].ExternalID, Hash: gone[i].Hash})
+			kept = append(kept, &gone[i])
+		}
+	}
 	backfill := !o.BackfillSince.IsZero()
 	diffV := &v
 	if backfill {
@@ -242,7 +264,6 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 		// Diff's "dirty"), and stores the validators there.
 		diffV = nil
 	}
-	now := time.Now()
 	var d dedupe.Diff
 	err := p.storeOp(ctx, "diff", func(ctx context.Context) (err error) {
 		d, err = p.store.Diff(ctx, feedID, items, diffV, now)
@@ -254,11 +275,24 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 	if !backfill && !d.Dirty() {
 		c.Duplicate = len(items)
 		p.countItems(feedID, c)
+		p.saveICalNote(ctx, feedID, icalNote)
 		return c, nil
 	}
 
 	act := make([]dedupe.Action, len(kept)) // 0: no change to send
-	if !d.Known {
+	switch {
+	case o.ICal != nil:
+		// Occurrences: what is new is posted unless it is over or
+		// cancelled; first sight is no different.
+		for i, s := range d.Status {
+			switch {
+			case s == dedupe.StatusNew:
+				act[i] = icalAction(kept[i], o.ICal, icalNow)
+			case s == dedupe.StatusChanged:
+				act[i] = dedupe.ActionPublish
+			}
+		}
+	case !d.Known:
 		// First sight: the newest InitialItems are published, the rest
 		// recorded as seen.
 		for rank, i := range newestFirst(kept) {
@@ -267,7 +301,7 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 				act[i] = dedupe.ActionPublish
 			}
 		}
-	} else {
+	default:
 		for i, s := range d.Status {
 			if s == dedupe.StatusNew || s == dedupe.StatusChanged {
 				act[i] = dedupe.ActionPublish
@@ -300,6 +334,7 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 	if err != nil {
 		return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
 	}
+	p.saveICalNote(ctx, feedID, icalNote)
 	c.Duplicate = len(items) - len(changes)
 	for _, oc := range out {
 		switch oc {

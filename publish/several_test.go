@@ -93,7 +93,7 @@ feedworker_items_total{feed="m",outcome="duplicate"} 2
 feedworker_items_total{feed="m",outcome="filtered"} 2
 feedworker_items_total{feed="m",outcome="new"} 2
 feedworker_items_total{feed="m",outcome="seen"} 1
-# HELP feedworker_publish_requests_total Deliveries to the API by content type and outcome: created, updated, recovered, retry, dead_letter, removed.
+# HELP feedworker_publish_requests_total Deliveries to the API by content type and outcome: created, updated, recovered, retry, dead_letter, removed, deleted.
 # TYPE feedworker_publish_requests_total counter
 feedworker_publish_requests_total{outcome="created",type="story"} 2
 # HELP feedworker_outbox_depth Items queued for delivery, due or waiting for a retry.

@@ -189,6 +189,15 @@ func (s *Server) serveAPI(w *statusWriter, r *http.Request) {
 		w.WriteHeader(ans.status)
 		return
 	}
+	if s.opts.Style == StyleLoose {
+		body, err := loosen(ans.body)
+		if err != nil {
+			// Everything answered is built from validated values; this is a bug.
+			writeError(w, &apiError{Status: http.StatusInternalServerError, Message: "loosen answer: " + err.Error()})
+			return
+		}
+		ans.body = body
+	}
 	writeJSON(w, ans.status, ans.body)
 }
 
@@ -761,6 +770,9 @@ func (s *Server) template(typ string) endpoint {
 		}
 	}
 	body := data(map[string]any{"type": typ, "fields": fields})
+	if s.opts.Style == StyleLoose {
+		body = looseTemplate(typ, sc)
+	}
 	return func(*http.Request, []int64) (answer, *apiError) {
 		return answer{http.StatusOK, body}, nil
 	}

@@ -110,6 +110,19 @@
 // then, after a successful write, commit-then-fail (the write is applied and
 // the answer is a 500).
 //
+// # Answer styles
+//
+// The spec shows no response bodies, so [Options].Style (flag --style)
+// chooses how successful answers are written. [StyleStrict], the default,
+// writes the shapes of the wire conventions. [StyleLoose] writes the same
+// data as an untidier service might, for testing a client's tolerance:
+// ids and other numbers as strings, timestamps in RFC 3339 with
+// milliseconds in a +02:00 zone, booleans as 1 and 0, null for some
+// absent fields, extra fields (legacy_key, _links, a top-level meta),
+// paging numbers as strings, and template flags as lists (searchable: the
+// data types, required: the operations). Requests are validated and
+// errors answered alike in both styles.
+//
 // # Data file
 //
 // With [Options].DataFile the state is loaded at start and written after

@@ -284,13 +284,14 @@ func TestFlags(t *testing.T) {
 	err := fs.Parse([]string{
 		"--data", data, "--token-lifetime", "5m", "--latency", "20ms", "--error-rate", "0.2",
 		"--error-codes", "500, 502", "--rate-limit", "10", "--rate-burst", "3", "--commit-then-fail", "1", "--fault-seed", "5",
+		"--style", "loose",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Options{
 		Addr: DefaultAddr, DataFile: data, ClientID: "env-id", ClientSecret: "env-secret",
-		TokenLifetime: 5 * time.Minute, ReplyToDomain: DefaultReplyToDomain,
+		TokenLifetime: 5 * time.Minute, ReplyToDomain: DefaultReplyToDomain, Style: StyleLoose,
 		Faults: Faults{Latency: 20 * time.Millisecond, ErrorRate: 0.2, ErrorCodes: []int{500, 502}, RateLimit: 10, RateBurst: 3, CommitThenFail: 1, Seed: 5},
 	}
 	if d := cmp.Diff(want, o); d != "" {

@@ -46,6 +46,9 @@ type Options struct {
 	// ReplyToDomain stands for the domain of the verified reply-to address
 	// that a Blast's reply_to_email must have (spec 2.8).
 	ReplyToDomain string
+	// Style is how successful answers are written: [StyleStrict] (the
+	// default) or [StyleLoose].
+	Style Style
 	// Faults are injected from the start; see [Server.SetFaults] to change
 	// them at run time. The zero value injects none.
 	Faults Faults
@@ -79,6 +82,9 @@ func (o Options) withDefaults() Options {
 	if o.RequestLogSize == 0 {
 		o.RequestLogSize = DefaultRequestLogSize
 	}
+	if o.Style == "" {
+		o.Style = StyleStrict
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -98,6 +104,9 @@ func (o Options) validate() error {
 	}
 	if strings.ContainsAny(o.ReplyToDomain, "@ ") {
 		errs = append(errs, fmt.Errorf("reply-to domain %q: want a bare domain such as example.com", o.ReplyToDomain))
+	}
+	if _, err := ParseStyle(string(o.Style)); err != nil {
+		errs = append(errs, err)
 	}
 	if err := o.Faults.Validate(); err != nil {
 		errs = append(errs, err)
@@ -122,11 +131,11 @@ func (o *Options) FromEnv(getenv func(string) string) {
 // except the client secret's, which is never printed.
 //
 //	--addr, --data, --client-id, --client-secret, --token-lifetime,
-//	--reply-to-domain, --latency, --error-rate, --error-codes,
+//	--reply-to-domain, --style, --latency, --error-rate, --error-codes,
 //	--rate-limit, --rate-burst, --commit-then-fail, --fault-seed
 func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	d := o.withDefaults()
-	o.Addr, o.ClientID, o.TokenLifetime, o.ReplyToDomain = d.Addr, d.ClientID, d.TokenLifetime, d.ReplyToDomain
+	o.Addr, o.ClientID, o.TokenLifetime, o.ReplyToDomain, o.Style = d.Addr, d.ClientID, d.TokenLifetime, d.ReplyToDomain, d.Style
 	fs.StringVar(&o.Addr, "addr", o.Addr, "address to listen on")
 	fs.StringVar(&o.DataFile, "data", o.DataFile, "file that keeps the sandbox's state across restarts (empty: memory only)")
 	fs.StringVar(&o.ClientID, "client-id", o.ClientID, "OAuth client id the token endpoint accepts (or $"+EnvClientID+")")
@@ -140,6 +149,7 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 		})
 	fs.DurationVar(&o.TokenLifetime, "token-lifetime", o.TokenLifetime, "how long an access token is accepted")
 	fs.StringVar(&o.ReplyToDomain, "reply-to-domain", o.ReplyToDomain, "domain a Blast's reply_to_email must have (the verified reply-to domain)")
+	fs.Var(&o.Style, "style", "how answers are written: strict (the wire conventions' shapes) or loose (string ids, RFC 3339 times, nulls, extra fields, template flags as lists)")
 	fs.DurationVar(&o.Faults.Latency, "latency", o.Faults.Latency, "fault: latency added to every /v3 request")
 	fs.Float64Var(&o.Faults.ErrorRate, "error-rate", o.Faults.ErrorRate, "fault: fraction (0-1) of /v3 requests answered with one of --error-codes, unapplied")
 	fs.Func("error-codes", "fault: comma-separated 5xx codes of --error-rate answers (default 500,503)", func(s string) error {

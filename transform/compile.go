@@ -47,6 +47,7 @@ type Mapping struct {
 
 	event eventPaths
 	need  needPaths
+	ical  icalRules
 
 	policy *bluemonday.Policy
 }
@@ -195,6 +196,7 @@ func Compile(feedID string, m config.Mapping) (*Mapping, error) {
 	out.exclude = c.filter("exclude", m.Exclude)
 	out.event = c.eventPaths(m.Event)
 	out.need = c.needPaths(m.Need, mayNeed)
+	out.ical = icalRulesOf(m.ICal)
 
 	if len(c.errs) > 0 {
 		return nil, &CompileError{FeedID: feedID, Fields: c.errs}

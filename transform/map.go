@@ -32,6 +32,11 @@ type Result struct {
 	// and the same text on each, so it can be logged once per feed.
 	Warning string
 
+	// SkippedID is the external id of a skipped calendar occurrence
+	// (MapCalendar): it is still in the calendar, so it has not
+	// disappeared from it.
+	SkippedID string
+
 	// requireImage: the mapping has require_image, which ResolveOGImage
 	// applies once the og:image fetch is done.
 	requireImage bool
@@ -101,7 +106,7 @@ func (m *Mapping) Map(feed *gofeed.Feed, now time.Time) []Result {
 			continue
 		}
 		seen[id] = i
-		m.mapItem(r, feed, item, id, links[i], feedBase, now, zones)
+		m.mapItem(r, feed, item, id, links[i], feedBase, now, zones, nil)
 	}
 	return results
 }
@@ -126,8 +131,10 @@ func (d *itemData) bodyContent() *content {
 	return d.body
 }
 
-// mapItem runs the steps of the package comment for one item.
-func (m *Mapping) mapItem(r *Result, feed *gofeed.Feed, item *gofeed.Item, id, link string, feedBase *url.URL, now time.Time, zones map[string]*time.Location) {
+// mapItem runs the steps of the package comment for one item. ev, when
+// not nil, is an event read already (an iCalendar VEVENT): the item is an
+// Event with those fields, whatever the type settings say.
+func (m *Mapping) mapItem(r *Result, feed *gofeed.Feed, item *gofeed.Item, id, link string, feedBase *url.URL, now time.Time, zones map[string]*time.Location, ev *Event) {
 	d := &itemData{link: link, base: feedBase}
 	// URLs in the content resolve against the item's page; gofeed has
 	// already resolved Atom content against xml:base.
@@ -180,6 +187,9 @@ func (m *Mapping) mapItem(r *Result, feed *gofeed.Feed, item *gofeed.Item, id, l
 			return
 		}
 		typ = t
+	}
+	if ev != nil {
+		typ = TypeEvent
 	}
 	published := itemDate(item.PublishedParsed, item.UpdatedParsed, item.Published, item.Updated)
 	if skip := m.filterItem(item, d, published, now); skip != "" {
@@ -263,10 +273,12 @@ func (m *Mapping) mapItem(r *Result, feed *gofeed.Feed, item *gofeed.Item, id, l
 	// Type-specific fields.
 	switch typ {
 	case TypeEvent:
-		ev, skip := m.eventFields(item, d.base, zones)
-		if skip != "" {
-			r.Skip = skip
-			return
+		if ev == nil {
+			var skip string
+			if ev, skip = m.eventFields(item, d.base, zones); skip != "" {
+				r.Skip = skip
+				return
+			}
 		}
 		p.Event = ev
 	case TypeNeed:

@@ -59,6 +59,11 @@ type Payload struct {
 	Event *Event `json:"event,omitempty"`
 	Need  *Need  `json:"need,omitempty"`
 
+	// Cancelled marks an item the source withdrew (an iCalendar event
+	// with STATUS:CANCELLED): the publisher deletes its content instead of
+	// sending it, and never posts it.
+	Cancelled bool `json:"cancelled,omitempty"`
+
 	// Hash is a hex digest over every field above except Hash itself; the
 	// publisher PUTs an item again when it changes.
 	Hash string `json:"hash"`

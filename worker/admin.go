@@ -175,6 +175,12 @@ code{font-size:12px}
 </table>
 <p class="muted">Retry with <code>feedworker deadletters retry ID</code> or <code>--all</code>.</p>
 {{else}}<p class="muted">None.</p>{{end}}
-<p class="muted"><a href="/status.json">status.json</a> · <a href="/metrics">metrics</a> · <a href="/readyz">readyz</a></p>
+{{if .Unreadable}}<h2>Unreadable answers</h2>
+<table id="unreadable">
+<thead><tr><th>Feed</th><th>Cause</th><th>Count</th><th>Last reason</th><th>When</th></tr></thead>
+<tbody>{{range .Unreadable}}<tr><td>{{.FeedID}}</td><td><code>{{.Cause}}</code></td><td>{{.Count}}</td><td class="err">{{.Reason}}</td><td>{{ago .Last}}</td></tr>{{end}}</tbody>
+</table>
+<p class="muted">The service answered 2xx with a body the client could not read; see the dead letters.</p>
+{{end}}<p class="muted"><a href="/status.json">status.json</a> · <a href="/metrics">metrics</a> · <a href="/readyz">readyz</a></p>
 </body></html>
 `))

@@ -56,7 +56,7 @@ func (w *Worker) Handle(ctx context.Context, feed config.Feed, res *feeds.Result
 			err = fmt.Errorf("feed %s: handling panicked: %v", feed.ID, r)
 		}
 	}()
-	payloads, err := w.mapFeed(ctx, feed, res)
+	payloads, icalOpts, err := w.mapFeed(ctx, feed, res)
 	if err != nil {
 		return err
 	}
@@ -69,26 +69,41 @@ func (w *Worker) Handle(ctx context.Context, feed config.Feed, res *feeds.Result
 			return fmt.Errorf("%w: %w", feeds.ErrNotOwned, err)
 		}
 	}
-	counts, err := w.pub.Accept(ctx, feed.ID, payloads, v, w.feedOptions(feed))
+	opts := w.feedOptions(feed)
+	opts.ICal = icalOpts
+	counts, err := w.pub.Accept(ctx, feed.ID, payloads, v, opts)
 	if errors.Is(err, dedupe.ErrFenced) {
 		return fmt.Errorf("feed %s: %w: %w", feed.ID, feeds.ErrNotOwned, err)
 	}
 	if err != nil {
 		return fmt.Errorf("feed %s: hand items to the outbox: %w", feed.ID, err)
 	}
+	w.afterPoll(ctx, feed, res)
 	w.log.Debug("feed handled", "feed", feed.ID, "items", len(payloads), "new", counts.New,
 		"updated", counts.Updated, "duplicate", counts.Duplicate, "seen", counts.Seen)
 	return nil
 }
 
 // mapFeed maps a fetched document, counts what was filtered or failed, and
-// fills og:images where the mapping asks for them.
-func (w *Worker) mapFeed(ctx context.Context, feed config.Feed, res *feeds.Result) ([]transform.Payload, error) {
+// fills og:images where the mapping asks for them. For an iCalendar
+// document it also returns the publisher's calendar options.
+func (w *Worker) mapFeed(ctx context.Context, feed config.Feed, res *feeds.Result) ([]transform.Payload, *publish.ICalOptions, error) {
 	m := w.mapping(feed.ID)
 	if m == nil {
-		return nil, fmt.Errorf("feed %s: no mapping (config reloaded during the poll?)", feed.ID)
+		return nil, nil, fmt.Errorf("feed %s: no mapping (config reloaded during the poll?)", feed.ID)
 	}
-	results := m.Map(res.Feed, w.now())
+	if err := checkFormat(feed, res); err != nil {
+		return nil, nil, err
+	}
+	now := w.now()
+	var results []transform.Result
+	var icalOpts *publish.ICalOptions
+	if res.Calendar != nil {
+		results = m.MapCalendar(res.Calendar, now)
+		icalOpts = calendarOptions(feed, m, results, now, res.Partial)
+	} else {
+		results = m.Map(res.Feed, now)
+	}
 	var needOG []int
 	for i, r := range results {
 		if r.NeedsOGImage {
@@ -125,7 +140,7 @@ func (w *Worker) mapFeed(ctx context.Context, feed config.Feed, res *feeds.Resul
 			payloads = append(payloads, *r.Payload)
 		}
 	}
-	return payloads, nil
+	return payloads, icalOpts, nil
 }
 
 // fetchOGImages looks up the article pages of items without an image, a few
@@ -205,9 +220,11 @@ func (w *Worker) Backfill(ctx context.Context, feedID string, since time.Time) (
 	if err != nil {
 		return publish.Counts{}, err
 	}
-	payloads, err := w.mapFeed(ctx, *feed, res)
+	payloads, icalOpts, err := w.mapFeed(ctx, *feed, res)
 	if err != nil {
 		return publish.Counts{}, err
 	}
-	return w.pub.Backfill(ctx, feedID, payloads, since, w.feedOptions(*feed))
+	opts := w.feedOptions(*feed)
+	opts.ICal = icalOpts
+	return w.pub.Backfill(ctx, feedID, payloads, since, opts)
 }

@@ -31,6 +31,17 @@ func (w *Worker) Run(ctx context.Context, reload <-chan struct{}) error {
 		}
 	}
 
+	var wsLn net.Listener
+	if w.websub != nil {
+		var err error
+		if wsLn, err = net.Listen("tcp", cfg.WebSub.Listen); err != nil {
+			if ln != nil {
+				ln.Close()
+			}
+			return fmt.Errorf("websub listen %s: %w", cfg.WebSub.Listen, err)
+		}
+	}
+
 	// A component that fails stops the others the same way a signal does,
 	// so shutdown always has its two phases.
 	ctx, cancel := context.WithCancel(ctx)
@@ -80,6 +91,10 @@ func (w *Worker) Run(ctx context.Context, reload <-chan struct{}) error {
 	}
 	if w.leases != nil {
 		goRun("leases", func(ctx context.Context) error { w.leases.Run(ctx); return nil })
+	}
+	if wsLn != nil {
+		goRun("websub", func(ctx context.Context) error { return w.runWebSub(ctx, wsLn) })
+		w.log.Info("websub callback listening", "addr", wsLn.Addr().String(), "public_url", cfg.WebSub.PublicURL)
 	}
 	goRun("publisher", w.pub.Run)
 	goRun("poller", w.poller.Run)
@@ -216,6 +231,11 @@ func (w *Worker) Apply(ctx context.Context, next *config.Config) {
 		}
 	}
 	w.poller.Update(next.Feeds)
+	if w.websub != nil {
+		if err := w.websub.SetFeeds(ctx, configuredIDs(next)); err != nil {
+			w.log.Warn("websub: unsubscribing feeds that left the config failed", "err", err)
+		}
+	}
 	w.metrics.reloads.WithLabelValues("ok").Inc()
 }
 
@@ -230,6 +250,7 @@ func restartOnly(a, b *config.Config) []string {
 	}{
 		{"api", a.API, b.API}, {"redis", a.Redis, b.Redis}, {"store", a.Store, b.Store},
 		{"admin", a.Admin, b.Admin}, {"publish", a.Publish, b.Publish}, {"http", a.HTTP, b.HTTP},
+		{"websub", a.WebSub, b.WebSub},
 	} {
 		if !reflect.DeepEqual(sec.a, sec.b) {
 			out = append(out, sec.name)

@@ -9,6 +9,19 @@ type Status struct {
 	Feeds       []FeedStatus `json:"feeds"`
 	Outbox      int64        `json:"outbox"`
 	DeadLetters []DeadLetter `json:"dead_letters"`
+	// Unreadable lists, per feed and cause, the API's 2xx answers this
+	// process could not read.
+	Unreadable []UnreadableAnswer `json:"unreadable_answers"`
+}
+
+// UnreadableAnswer is one feed and cause of answers the client could not
+// read.
+type UnreadableAnswer struct {
+	FeedID string     `json:"feed_id"`
+	Cause  string     `json:"cause"`
+	Count  int64      `json:"count"`
+	Reason string     `json:"reason"`
+	Last   *time.Time `json:"last,omitempty"`
 }
 
 // FeedStatus is one feed's row.

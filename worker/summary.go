@@ -124,7 +124,7 @@ func (w *Worker) printSummary(ctx context.Context, title string) {
 // outbox and the dead letters.
 func (w *Worker) Status(ctx context.Context) (*Status, error) {
 	now := w.now()
-	st := &Status{Version: w.version, Generated: &now, Feeds: []FeedStatus{}, DeadLetters: []DeadLetter{}}
+	st := &Status{Version: w.version, Generated: &now, Feeds: []FeedStatus{}, DeadLetters: []DeadLetter{}, Unreadable: []UnreadableAnswer{}}
 	published := w.publishedByFeed()
 	for _, f := range w.poller.Snapshot() {
 		row := FeedStatus{
@@ -159,6 +159,10 @@ func (w *Worker) Status(ctx context.Context) (*Status, error) {
 		st.DeadLetters = append(st.DeadLetters, DeadLetter{
 			ID: d.ID, FeedID: d.FeedID, Type: d.Type, Title: d.Title, Reason: d.Reason, At: &at,
 		})
+	}
+	for _, u := range w.pub.UnreadableAnswers() {
+		last := u.Last
+		st.Unreadable = append(st.Unreadable, UnreadableAnswer{FeedID: u.FeedID, Cause: u.Cause, Count: u.Count, Reason: u.Reason, Last: &last})
 	}
 	return st, nil
 }

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,6 +32,7 @@ import (
 	"github.com/feedworker/feedworker/publish"
 	"github.com/feedworker/feedworker/sandbox"
 	"github.com/feedworker/feedworker/transform"
+	"github.com/feedworker/feedworker/websub"
 )
 
 // Embedded sandbox credentials: the sandbox's defaults, used only in-process.
@@ -74,8 +76,11 @@ type Worker struct {
 	poller  *feeds.Poller
 	leases  *dedupe.Owner // nil with the embedded store: one process owns every feed
 	og      *transform.OGImageFetcher
-	sandbox *sandbox.Server // the embedded API, when base_url is "embedded"
-	metrics *metrics
+	sandbox *sandbox.Server    // the embedded API, when base_url is "embedded"
+	websub  *websub.Subscriber // nil unless websub.public_url is set
+	// websubLive is set while the callback listener serves.
+	websubLive atomic.Bool
+	metrics    *metrics
 
 	closers []func() error
 }
@@ -152,6 +157,9 @@ func New(ctx context.Context, o Options) (_ *Worker, err error) {
 	if fl, ok := w.store.(dedupe.FeedLeaser); ok && w.redis != nil {
 		w.leases = dedupe.NewOwner(fl, owner, cfg.Publish.LeaseTTL.D(), w.log.With("component", "leases"))
 		feedOwner = w.leases
+	}
+	if err := w.openWebSub(o.Registerer, owner); err != nil {
+		return nil, err
 	}
 	w.og = transform.NewOGImageFetcher(transform.OGImageOptions{UserAgent: cfg.HTTP.UserAgent})
 	w.poller, err = feeds.NewPoller(feeds.PollerOptions{
@@ -293,6 +301,7 @@ func OpenAPI(ctx context.Context, cfg *config.Config, o APIOptions) (*API, error
 	if baseURL == config.EmbeddedAPI {
 		sb, err := sandbox.New(sandbox.Options{
 			DataFile:     o.SandboxData,
+			Style:        sandbox.Style(api.SandboxStyle),
 			ClientID:     embeddedClientID,
 			ClientSecret: embeddedClientSecret,
 			Logger:       o.Logger.With("component", "sandbox"),

@@ -27,6 +27,9 @@ Usage:
   feedworker deadletters retry --config F (ID... | --all)
   feedworker backfill   --config F --feed ID --since YYYY-MM-DD
                                           publish older items that were recorded as seen only
+  feedworker feeds import FILE.opml [--config F [--write]] [--type T] [--category-from-outline]
+                                          feed entries from an OPML list: printed, or merged into F
+  feedworker feeds export --config F      print the configured feeds as OPML 2.0
   feedworker sandbox    [--addr 127.0.0.1:8089] [--data FILE]
                                           serve the local sandbox of the API
   feedworker bench      [--feeds 1000 --items 20 --change 0.1 --runs 1 --json ...]
@@ -78,6 +81,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdHealthcheck(ctx, rest, stdout, stderr)
 	case "bench":
 		err = cmdBench(ctx, rest, stdout, stderr)
+	case "feeds":
+		err = cmdFeeds(ctx, rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "feedworker", buildVersion())
 	case "help", "-h", "--help":

@@ -89,7 +89,11 @@ func cmdPreview(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			continue
 		}
 		now := time.Now()
-		for _, r := range m.Map(res.Feed, now) {
+		results := m.Map(res.Feed, now)
+		if res.Calendar != nil {
+			results = m.MapCalendar(res.Calendar, now)
+		}
+		for _, r := range results {
 			it := item{Skip: r.Skip}
 			if r.Err != nil {
 				it.Error = r.Err.Error()

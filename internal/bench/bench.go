@@ -68,6 +68,9 @@ type Options struct {
 	Latency    time.Duration
 	APILatency time.Duration
 	Gzip       bool // serve feeds gzipped
+	// SandboxStyle is how the sandbox answers (empty: strict); loose
+	// measures the cost of reading an untidier service.
+	SandboxStyle sandbox.Style
 	// RateLimit, when positive, is the API's rate limit in requests per
 	// second: the sandbox answers 429 above it, and the worker is configured
 	// with it (api.rate_limit), as an operator would from the API's docs.
@@ -233,6 +236,7 @@ func runOnce(ctx context.Context, o Options, rc *redis.Client, run int) (cycles 
 
 	e.sb, err = sandbox.New(sandbox.Options{
 		Faults:         sandbox.Faults{Latency: o.APILatency, RateLimit: o.RateLimit},
+		Style:          o.SandboxStyle,
 		RequestLogSize: 1, // the bench counts requests itself
 	})
 	if err != nil {

@@ -1,0 +1,58 @@
+package dedupe
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+var bNotes = []byte("notes")
+
+// Note implements [Notes].
+func (b *Bolt) Note(ctx context.Context, feedID, name string) ([]byte, bool, error) {
+	if err := checkNote(feedID, name); err != nil {
+		return nil, false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	var out []byte
+	err := b.db.View(func(tx *bolt.Tx) error {
+		if bk := tx.Bucket(bNotes); bk != nil {
+			// Bytes read in a transaction are valid only inside it.
+			out = slices.Clone(bk.Get([]byte(feedID + "/" + name)))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("read note %s of feed %s: %w", name, feedID, err)
+	}
+	return out, out != nil, nil
+}
+
+// SetNote implements [Notes].
+func (b *Bolt) SetNote(ctx context.Context, feedID, name string, data []byte) error {
+	if err := checkNote(feedID, name); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := b.db.Update(func(tx *bolt.Tx) error {
+		bk, err := tx.CreateBucketIfNotExists(bNotes)
+		if err != nil {
+			return err
+		}
+		key := []byte(feedID + "/" + name)
+		if data == nil {
+			return bk.Delete(key)
+		}
+		return bk.Put(key, slices.Clip(append([]byte{}, data...)))
+	})
+	if err != nil {
+		return fmt.Errorf("write note %s of feed %s: %w", name, feedID, err)
+	}
+	return nil
+}
