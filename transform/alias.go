@@ -1,0 +1,149 @@
+package transform
+
+import (
+	"hash/fnv"
+	"math/bits"
+	"net/url"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Alias fingerprints: the forms under which a story may come back with a
+// new identity (package publish matches them before posting; see the
+// README's "Reposts"). They are computed only for items the store does not
+// know, so a poll with nothing new pays nothing for them.
+
+// AliasURL is the repost-matching form of a link or GUID: scheme dropped,
+// host lower-cased without a leading "www." or "m.", default ports, user
+// info, fragment and tracking parameters removed, the remaining query
+// sorted, "index.html" (and friends), a trailing slash and an AMP form
+// ("/amp", "/amp/...", "?amp=1", "?outputType=amp") reduced to the
+// canonical page. It is "" when raw is not an absolute http(s) URL.
+func AliasURL(raw string) string {
+	u := canonicalURL(raw, nil)
+	if u == nil {
+		return ""
+	}
+	host := u.Host
+	for _, p := range []string{"www.", "m.", "amp."} {
+		if h, ok := strings.CutPrefix(host, p); ok && strings.Contains(h, ".") {
+			host = h
+			break
+		}
+	}
+	path := u.EscapedPath()
+	path = strings.TrimPrefix(path, "/amp/")
+	if !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	for {
+		before := path
+		path = strings.TrimRight(path, "/")
+		for _, s := range []string{"/index.html", "/index.htm", "/index.php", "/amp", "/amp.html"} {
+			path = strings.TrimSuffix(path, s)
+		}
+		if path == before {
+			break
+		}
+	}
+	q := u.Query()
+	for k := range q {
+		if lk := strings.ToLower(k); isTrackingParam(lk) || lk == "amp" || (lk == "outputtype" && strings.EqualFold(q.Get(k), "amp")) {
+			q.Del(k)
+		}
+	}
+	s := host + path
+	if enc := q.Encode(); enc != "" { // Encode sorts by key
+		s += "?" + enc
+	}
+	return s
+}
+
+// AliasGUID is the repost-matching form of a GUID: AliasURL when it is a
+// URL (WordPress GUIDs are "http://site/?p=123", which follow the site to
+// https), otherwise the GUID trimmed. "" when there is none.
+func AliasGUID(guid string) string {
+	guid = strings.TrimSpace(guid)
+	if guid == "" {
+		return ""
+	}
+	if u, err := url.Parse(guid); err == nil && u.IsAbs() && isHTTP(u) {
+		if a := AliasURL(guid); a != "" {
+			return a
+		}
+	}
+	return guid
+}
+
+// TitleDay is the title-and-day fingerprint: the title folded to lower-case
+// letters and digits separated by single spaces, and the publication day in
+// UTC. "" when the item has no title or no date (no date, no day to agree
+// on: such items never match by text).
+func TitleDay(title string, published time.Time) string {
+	if published.IsZero() {
+		return ""
+	}
+	t := strings.Join(words(plainText(title)), " ")
+	if t == "" {
+		return ""
+	}
+	return t + "|" + published.UTC().Format(time.DateOnly)
+}
+
+// MinSimHashWords is the least number of words a body needs to take part in
+// text matching: shorter bodies are boilerplate ("Listen to the episode",
+// "Photo of the day") that distinct items share.
+const MinSimHashWords = 40
+
+// BodySimHash is a 64-bit SimHash over the word 3-shingles of the body's
+// text; ok is false when the body has fewer than MinSimHashWords words.
+// Near-identical texts differ in few bits (see SimHashDistance).
+func BodySimHash(bodyHTML string) (h uint64, ok bool) {
+	w := words(plainText(bodyHTML))
+	if len(w) < MinSimHashWords {
+		return 0, false
+	}
+	var v [64]int
+	for i := 0; i+3 <= len(w); i++ {
+		f := fnv.New64a()
+		for _, s := range w[i : i+3] {
+			_, _ = f.Write([]byte(s))
+			_, _ = f.Write([]byte{0})
+		}
+		x := f.Sum64()
+		for b := range 64 {
+			if x&(1<<b) != 0 {
+				v[b]++
+			} else {
+				v[b]--
+			}
+		}
+	}
+	for b := range 64 {
+		if v[b] > 0 {
+			h |= 1 << b
+		}
+	}
+	return h, true
+}
+
+// SimHashDistance is the number of bits two SimHashes differ in.
+func SimHashDistance(a, b uint64) int { return bits.OnesCount64(a ^ b) }
+
+// words splits text into lower-case runs of letters and digits.
+func words(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+}
+
+// As returns a copy of p under another item's identity (feed id and
+// external id) with its hash recomputed: what a repost of that item sends
+// to it, and whose hash tells whether the repost changed anything.
+func (p *Payload) As(feedID, externalID string) Payload {
+	c := *p
+	c.FeedID, c.ExternalID = feedID, externalID
+	c.Hash = c.computeHash()
+	return c
+}
