@@ -111,6 +111,8 @@ type FeedOptions struct {
 	BackfillSince time.Time
 	// ICal is set for an iCalendar feed (see ICalOptions).
 	ICal *ICalOptions
+	// Reposts configure repost matching and the flood guard.
+	Reposts RepostOptions
 }
 
 // Counts say what Accept did with one fetch's items.
@@ -129,6 +131,13 @@ type Counts struct {
 	// Dropped were invalid (no external id, hash or known type, or a
 	// repeated external id) and ignored; counted as outcome "failed".
 	Dropped int
+	// Reposts counts new items recognised as a known story, by matcher
+	// (MatchURL, MatchText, MatchAcross): not posted, recorded as aliases;
+	// RepostUpdates how many of them changed their story (a PUT queued).
+	Reposts       RepostCounts
+	RepostUpdates int
+	// Held counts new items the flood guard holds for release.
+	Held int
 }
 
 // Publisher decides POST, PUT or nothing for each item, and delivers the
@@ -139,6 +148,7 @@ type Publisher struct {
 	api    API
 	log    *slog.Logger
 	m      *metrics
+	rm     *repostMetrics
 	o      Options
 	cats   *categories
 	gate   gate
@@ -176,7 +186,11 @@ func New(o Options) (*Publisher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new publisher: %w", err)
 	}
-	p := &Publisher{store: o.Store, log: o.Logger, m: m, o: o, wakeCh: make(chan struct{}, 1)}
+	rm, err := newRepostMetrics(o.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("new publisher: %w", err)
+	}
+	p := &Publisher{store: o.Store, log: o.Logger, m: m, rm: rm, o: o, wakeCh: make(chan struct{}, 1)}
 	p.api = gated{api: o.API, g: &p.gate, max: max(o.MaxBackoff, minRetryAfterCap)}
 	p.cats = &categories{p: p, sem: make(chan struct{}, 1)}
 	return p, nil
@@ -315,17 +329,32 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 			}
 		}
 	}
+	plan, ai, err := p.planReposts(ctx, feedID, kept, d, o, now)
+	if err != nil {
+		return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
+	}
+	var repostChanges []dedupe.Change
+	if plan != nil {
+		if repostChanges, err = p.applyReposts(feedID, kept, act, plan, o); err != nil {
+			return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
+		}
+	}
+	held, err := p.floodGuard(ctx, feedID, kept, d, act, o)
+	if err != nil {
+		return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
+	}
 	var changes []dedupe.Change
 	for i, a := range act {
 		if a == 0 {
 			continue
 		}
-		data, err := json.Marshal(envelope{V: 1, Payload: *kept[i], RecreateDeleted: o.RecreateDeleted, CreateCategories: o.CreateCategories, Dates: o.Dates})
+		data, err := p.encode(kept[i], o)
 		if err != nil {
-			return Counts{}, fmt.Errorf("accept feed %s: encode %s: %w", feedID, kept[i].ExternalID, err)
+			return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
 		}
 		changes = append(changes, dedupe.Change{ExternalID: kept[i].ExternalID, Hash: kept[i].Hash, Type: kept[i].Type, Action: a, Data: data})
 	}
+	changes = append(changes, repostChanges...)
 	var out []dedupe.Outcome
 	err = p.storeOp(ctx, "commit", func(ctx context.Context) (err error) {
 		out, err = p.store.Commit(ctx, feedID, changes, &v, now)
@@ -335,8 +364,11 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 		return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
 	}
 	p.saveICalNote(ctx, feedID, icalNote)
-	c.Duplicate = len(items) - len(changes)
-	for _, oc := range out {
+	if plan != nil {
+		p.saveAliases(ctx, ai, feedID, kept, d.Status, plan, o.Reposts, now)
+	}
+	c.Duplicate = len(items) - (len(changes) - len(repostChanges))
+	for _, oc := range out[:len(out)-len(repostChanges)] {
 		switch oc {
 		case dedupe.OutcomeNew, dedupe.OutcomeBackfilled:
 			c.New++
@@ -348,11 +380,40 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 			c.Duplicate++
 		}
 	}
+	if plan != nil {
+		c.Reposts = plan.counts()
+		for by, n := range map[string]int{MatchURL: c.Reposts.URL, MatchText: c.Reposts.Text, MatchAcross: c.Reposts.AcrossFeeds} {
+			if n > 0 {
+				p.rm.blocked.WithLabelValues(by).Add(float64(n))
+			}
+		}
+		for i := range plan.matches {
+			if d.Status[i] == dedupe.StatusNew {
+				c.Seen--
+			}
+		}
+		for _, oc := range out[len(out)-len(repostChanges):] {
+			if oc == dedupe.OutcomeUpdated {
+				c.RepostUpdates++
+			}
+		}
+	}
+	c.Held = held
+	c.Seen -= held
 	p.countItems(feedID, c)
-	if c.New+c.Updated > 0 {
+	if c.New+c.Updated+c.RepostUpdates > 0 {
 		p.wake()
 	}
 	return c, nil
+}
+
+// encode is what the outbox keeps for one item.
+func (p *Publisher) encode(pl *transform.Payload, o FeedOptions) ([]byte, error) {
+	data, err := json.Marshal(envelope{V: 1, Payload: *pl, RecreateDeleted: o.RecreateDeleted, CreateCategories: o.CreateCategories, Dates: o.Dates})
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", pl.ExternalID, err)
+	}
+	return data, nil
 }
 
 // newestFirst returns the indexes of payloads, newest publish date first.
