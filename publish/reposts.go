@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,7 +38,8 @@ type RepostOptions struct {
 func (r RepostOptions) matching() bool { return r.URL || r.Text }
 
 // MaxSimHashDistance is how many of the 64 SimHash bits two bodies may
-// differ in and still be one text (with the same title and day): 3, the
+// differ in and still be one text (with the same day and a similar title,
+// transform.TitleSimilar): 3, the
 // figure Manku, Jain and Das Sarma found for near-duplicate web pages, and
 // the corpus sweep (TestCorpusReposts) finds no two items of one fetch
 // within it.
@@ -63,11 +65,18 @@ type repostMatch struct {
 // itemPrints are one item's fingerprints.
 type itemPrints struct {
 	urls []string // "u:" (a URL, from link or GUID) and "g:" (another GUID)
-	text string   // "t:" title and day; "" when none
-	sim  uint64
-	// simOK is false when the body is too short to compare.
-	simOK bool
+	// bands are the text fingerprints, "b:" publication day and one 16-bit
+	// band of the body's SimHash, four of them: two bodies within
+	// MaxSimHashDistance bits agree on one band at least. None when the
+	// item has no date or too short a body.
+	bands []string
+	sim   uint64
+	title string // transform.TitleKey
 }
+
+// simBands is how many bands of the SimHash are keys; it must exceed
+// MaxSimHashDistance.
+const simBands = 4
 
 func digest(kind byte, s string) string {
 	sum := sha256.Sum256([]byte(s))
@@ -94,10 +103,13 @@ func printsOf(pl *transform.Payload, text bool) itemPrints {
 			add(digest('g', transform.AliasGUID(pl.GUID)))
 		}
 	}
-	if text {
-		if td := transform.TitleDay(pl.Title, pl.PublishDate); td != "" {
-			ip.text = digest('t', td)
-			ip.sim, ip.simOK = transform.BodySimHash(pl.Body)
+	if text && !pl.PublishDate.IsZero() {
+		if sim, ok := transform.BodySimHash(pl.Body); ok {
+			day := pl.PublishDate.UTC().Format(time.DateOnly)
+			ip.sim, ip.title = sim, transform.TitleKey(pl.Title)
+			for b := range simBands {
+				ip.bands = append(ip.bands, digest('b', fmt.Sprintf("%s|%d|%04x", day, b, (sim>>(16*b))&0xffff)))
+			}
 		}
 	}
 	return ip
@@ -128,7 +140,7 @@ func (p *Publisher) matchReposts(ctx context.Context, ai dedupe.AliasIndex, feed
 		for _, fp := range plan.prints[i].urls {
 			count[fp]++
 		}
-		if fp := plan.prints[i].text; fp != "" {
+		for _, fp := range plan.prints[i].bands {
 			count[fp]++
 		}
 		inFetch[pl.ExternalID] = true
@@ -162,8 +174,12 @@ func (p *Publisher) matchReposts(ctx context.Context, ai dedupe.AliasIndex, feed
 					}
 				}
 			}
-			if o.Text && known && ip.text != "" && ip.simOK && !plan.shared[ip.text] {
-				fps, asks = append(fps, dedupe.AliasFP{FeedID: feedID, FP: ip.text}), append(asks, ask{i, MatchText})
+			if o.Text && known {
+				for _, fp := range ip.bands {
+					if !plan.shared[fp] {
+						fps, asks = append(fps, dedupe.AliasFP{FeedID: feedID, FP: fp}), append(asks, ask{i, MatchText})
+					}
+				}
 			}
 		case dedupe.StatusChanged:
 			if o.URL {
@@ -196,8 +212,10 @@ func (p *Publisher) matchReposts(ctx context.Context, ai dedupe.AliasIndex, feed
 		case a.by != MatchAcross && (h.Target.FeedID != feedID || inFetch[h.Target.ExternalID]):
 			continue // never a match within one fetch
 		case a.by == MatchText:
-			sim, err := strconv.ParseUint(h.Extra, 16, 64)
-			if err != nil || transform.SimHashDistance(sim, plan.prints[a.item].sim) > MaxSimHashDistance {
+			simHex, title, _ := strings.Cut(h.Extra, " ")
+			sim, err := strconv.ParseUint(simHex, 16, 64)
+			if err != nil || transform.SimHashDistance(sim, plan.prints[a.item].sim) > MaxSimHashDistance ||
+				!transform.TitleSimilar(title, plan.prints[a.item].title) {
 				continue
 			}
 		}
@@ -249,9 +267,13 @@ func aliasesOf(feedID string, kept []*transform.Payload, status []dedupe.Status,
 				out = append(out, dedupe.Alias{AliasFP: dedupe.AliasFP{FP: fp}, Target: target, Type: typ})
 			}
 		}
-		if o.Text && ip.text != "" && ip.simOK && !plan.shared[ip.text] && status[i] == dedupe.StatusNew && target.FeedID == feedID {
-			out = append(out, dedupe.Alias{AliasFP: dedupe.AliasFP{FeedID: feedID, FP: ip.text}, Target: target, Type: typ,
-				Extra: strconv.FormatUint(ip.sim, 16), TTL: o.Window})
+		if o.Text && status[i] == dedupe.StatusNew && target.FeedID == feedID {
+			for _, fp := range ip.bands {
+				if !plan.shared[fp] {
+					out = append(out, dedupe.Alias{AliasFP: dedupe.AliasFP{FeedID: feedID, FP: fp}, Target: target, Type: typ,
+						Extra: strconv.FormatUint(ip.sim, 16) + " " + ip.title, TTL: o.Window})
+				}
+			}
 		}
 	}
 	return out

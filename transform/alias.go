@@ -147,3 +147,40 @@ func (p *Payload) As(feedID, externalID string) Payload {
 	c.Hash = c.computeHash()
 	return c
 }
+
+// TitleKey is a title folded to lower-case letters and digits separated by
+// single spaces, at most 120 bytes: what TitleSimilar compares.
+func TitleKey(title string) string {
+	t := strings.Join(words(plainText(title)), " ")
+	if len(t) > 120 {
+		t = t[:120]
+	}
+	return t
+}
+
+// TitleSimilar reports whether two title keys share at least half of
+// their words (Jaccard index of the word sets >= 0.5): an edited title
+// ("Council approves budget" -> "Council approves 2025 budget") still
+// agrees, another story's does not.
+func TitleSimilar(a, b string) bool {
+	wa, wb := strings.Fields(a), strings.Fields(b)
+	if len(wa) == 0 || len(wb) == 0 {
+		return false
+	}
+	set := make(map[string]int, len(wa))
+	for _, w := range wa {
+		set[w] = 1
+	}
+	inter, union := 0, len(set)
+	for _, w := range wb {
+		switch set[w] {
+		case 1:
+			inter++
+			set[w] = 2
+		case 0:
+			union++
+			set[w] = 3
+		}
+	}
+	return 2*inter >= union
+}

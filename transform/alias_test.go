@@ -98,3 +98,20 @@ func TestPayloadAs(t *testing.T) {
 		t.Error("As back does not give the same hash")
 	}
 }
+
+func TestTitleSimilar(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"Council approves budget", "Council approves 2025 budget", true},
+		{"council approves budget", "council approves budget", true},
+		{"Weekly update", "Photo of the day", false},
+		{"Council approves budget", "Library opens new wing", false},
+		{"", "x", false},
+	} {
+		if got := TitleSimilar(TitleKey(c.a), TitleKey(c.b)); got != c.want {
+			t.Errorf("TitleSimilar(%q, %q) = %v", c.a, c.b, got)
+		}
+	}
+}
