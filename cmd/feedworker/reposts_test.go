@@ -111,6 +111,11 @@ func (e *repostEnv) pass(extraFeedYAML string, feeds map[string][]story) (posts,
 	if code, _, errOut := runCLI(e.t, "once", "--config", cfg, "--log-level", "warn"); code != 0 {
 		e.t.Fatalf("once: exit %d: %s", code, errOut)
 	}
+	return e.sent()
+}
+
+// sent counts the POSTs and PUTs since the last count.
+func (e *repostEnv) sent() (posts, puts int) {
 	reqs := e.sb.Requests()
 	for _, r := range reqs[e.requests:] {
 		if r.Status >= 300 || !strings.HasPrefix(r.Path, "/v3/") {
@@ -216,5 +221,81 @@ func TestRepostsOff(t *testing.T) {
 	})
 	if posts, puts := e.pass(off, map[string][]story{"a": moved, "b": moved}); posts != 6 || puts != 0 {
 		t.Errorf("https move and a second feed with matching off: %d POSTs, %d PUTs, want 6 and 0", posts, puts)
+	}
+}
+
+// TestFloodHeldAndReleased: a feed that republishes 30 older items under
+// new identities (and whose text matches nothing) has them held; a burst
+// of newer items is not; release --all posts the held ones exactly once,
+// and --drop posts nothing.
+func TestFloodHeldAndReleased(t *testing.T) {
+	t.Parallel()
+	for _, store := range []string{"bolt", "redis"} {
+		t.Run(store, func(t *testing.T) {
+			t.Parallel()
+			e := newRepostEnv(t, store == "redis")
+			first := []story{{guid: "n-1", link: "https://site.example/n-1", title: "Latest news", body: body(1), day: 20}}
+			if posts, _ := e.pass("", map[string][]story{"a": first}); posts != 1 {
+				t.Fatalf("first pass: %d POSTs, want 1", posts)
+			}
+			// 30 new items dated after the newest: a burst, not held.
+			burst := append([]story{}, first...)
+			for i := range 30 {
+				burst = append(burst, story{guid: fmt.Sprintf("b-%d", i), link: fmt.Sprintf("https://site.example/b-%d", i), title: fmt.Sprintf("Burst %d", i), body: "Short.", day: 21})
+			}
+			if posts, _ := e.pass("", map[string][]story{"a": burst}); posts != 30 {
+				t.Fatalf("a burst of newer items: %d POSTs, want 30", posts)
+			}
+			// 30 new items dated before the newest: held.
+			flood := append([]story{}, burst...)
+			for i := range 30 {
+				flood = append(flood, story{guid: fmt.Sprintf("old-%d", i), link: fmt.Sprintf("https://other.example/old-%d", i), title: fmt.Sprintf("Archive %d", i), body: "Old.", day: 1 + i%19})
+			}
+			if posts, _ := e.pass("", map[string][]story{"a": flood}); posts != 0 {
+				t.Fatalf("a republished history: %d POSTs, want 0 (held)", posts)
+			}
+			if posts, _ := e.pass("", map[string][]story{"a": flood}); posts != 0 {
+				t.Fatalf("the poll after the flood: %d POSTs, want 0", posts)
+			}
+			cfg := filepath.Join(e.dir, "c.yaml")
+			code, out, errOut := runCLI(t, "release", "--config", cfg, "--feed", "a", "--all", "--log-level", "error")
+			if code != 0 || !strings.Contains(out, "30 items released") {
+				t.Fatalf("release --all: exit %d\n%s%s", code, out, errOut)
+			}
+			if posts, _ := e.sent(); posts != 30 {
+				t.Errorf("release --all made %d POSTs, want 30", posts)
+			}
+			if n := len(e.sb.AllContent()); n != 61 {
+				t.Errorf("after release the API holds %d items, want 61", n)
+			}
+			code, out, _ = runCLI(t, "release", "--config", cfg, "--feed", "a", "--all", "--log-level", "error")
+			if code != 0 || !strings.Contains(out, "no items held") {
+				t.Errorf("second release: exit %d\n%s", code, out)
+			}
+			if posts, _ := e.sent(); posts != 0 {
+				t.Errorf("a second release made %d POSTs", posts)
+			}
+			if posts, _ := e.pass("", map[string][]story{"a": flood}); posts != 0 {
+				t.Errorf("a poll after release: %d POSTs, want 0", posts)
+			}
+			if n := len(e.sb.AllContent()); n != 61 {
+				t.Errorf("after a second release and a poll the API holds %d items, want 61", n)
+			}
+
+			// Another flood, dropped.
+			for i := range 30 {
+				flood = append(flood, story{guid: fmt.Sprintf("older-%d", i), link: fmt.Sprintf("https://third.example/o-%d", i), title: fmt.Sprintf("Older %d", i), body: "Older.", day: 1 + i%19})
+			}
+			if posts, _ := e.pass("", map[string][]story{"a": flood}); posts != 0 {
+				t.Fatalf("a second flood: %d POSTs, want 0", posts)
+			}
+			code, out, _ = runCLI(t, "release", "--config", cfg, "--feed", "a", "--drop", "--log-level", "error")
+			if code != 0 || !strings.Contains(out, "0 items released for posting, 30 items recorded as seen") {
+				t.Errorf("release --drop: exit %d\n%s", code, out)
+			}
+			if n := len(e.sb.AllContent()); n != 61 {
+				t.Errorf("after --drop the API holds %d items, want 61", n)
+			}
+		})
 	}
 }
