@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -11,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/feedworker/feedworker/dedupe/dedupetest"
 	"github.com/feedworker/feedworker/sandbox"
 )
 
@@ -85,7 +89,19 @@ func newRepostEnv(t *testing.T, onRedis bool) *repostEnv {
 	if onRedis {
 		var b [6]byte
 		_, _ = rand.Read(b[:])
-		e.storeYML = fmt.Sprintf("redis:\n  url: %s\n  prefix: \"fw-reposts-%s:\"\n", redisURL(), hex.EncodeToString(b[:]))
+		prefix := "fw-reposts-" + hex.EncodeToString(b[:]) + ":"
+		e.storeYML = fmt.Sprintf("redis:\n  url: %s\n  prefix: %q\n", redisURL(), prefix)
+		opt, err := redis.ParseURL(redisURL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			c := redis.NewClient(opt)
+			defer c.Close()
+			if err := dedupetest.DeletePrefix(context.Background(), c, prefix); err != nil {
+				t.Logf("cleaning %s: %v", prefix, err)
+			}
+		})
 	}
 	e.storeYML += fmt.Sprintf("api:\n  base_url: %s\n  token_url: %s/oauth/token\n  client_id: sandbox\n  client_secret: sandbox-secret\nadmin:\n  listen: \"\"\n", ss.URL, ss.URL)
 	return e
