@@ -1,7 +1,6 @@
 package transform
 
 import (
-	"hash/fnv"
 	"math/bits"
 	"net/url"
 	"strings"
@@ -98,26 +97,19 @@ const MinSimHashWords = 40
 
 // BodySimHash is a 64-bit SimHash over the word 3-shingles of the body's
 // text; ok is false when the body has fewer than MinSimHashWords words.
-// Near-identical texts differ in few bits (see SimHashDistance).
+// Near-identical texts differ in few bits (see SimHashDistance). Tags are
+// skipped by a byte scan rather than parsed: this runs for every new item,
+// and what it must be is the same for the same text, not exact.
 func BodySimHash(bodyHTML string) (h uint64, ok bool) {
-	w := words(plainText(bodyHTML))
+	w := wordHashes(bodyHTML)
 	if len(w) < MinSimHashWords {
 		return 0, false
 	}
-	var v [64]int
+	var v [64]int32
 	for i := 0; i+3 <= len(w); i++ {
-		f := fnv.New64a()
-		for _, s := range w[i : i+3] {
-			_, _ = f.Write([]byte(s))
-			_, _ = f.Write([]byte{0})
-		}
-		x := f.Sum64()
+		x := mix64(w[i]*0x9e3779b97f4a7c15 ^ bits.RotateLeft64(w[i+1], 21) ^ bits.RotateLeft64(w[i+2], 42))
 		for b := range 64 {
-			if x&(1<<b) != 0 {
-				v[b]++
-			} else {
-				v[b]--
-			}
+			v[b] += int32(x>>b&1)*2 - 1
 		}
 	}
 	for b := range 64 {
@@ -126,6 +118,46 @@ func BodySimHash(bodyHTML string) (h uint64, ok bool) {
 		}
 	}
 	return h, true
+}
+
+// wordHashes hashes the lower-cased runs of letters and digits of an HTML
+// fragment's text, skipping tags.
+func wordHashes(s string) []uint64 {
+	var out []uint64
+	const offset, prime = 14695981039346656037, 1099511628211
+	h, in, tag := uint64(offset), false, false
+	for _, r := range s {
+		switch {
+		case tag:
+			tag = r != '>'
+			continue
+		case r == '<':
+			tag = true
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			r = unicode.ToLower(r)
+			h = (h ^ uint64(r)) * prime
+			in = true
+			continue
+		}
+		if in {
+			out = append(out, h)
+			h, in = offset, false
+		}
+	}
+	if in {
+		out = append(out, h)
+	}
+	return out
+}
+
+// mix64 is a 64-bit finaliser (splitmix64), spreading a shingle's hash
+// over every bit.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 // SimHashDistance is the number of bits two SimHashes differ in.
