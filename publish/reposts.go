@@ -103,10 +103,11 @@ func printsOf(pl *transform.Payload, text bool) itemPrints {
 			add(digest('g', transform.AliasGUID(pl.GUID)))
 		}
 	}
+	ip.title = transform.TitleKey(pl.Title)
 	if text && !pl.PublishDate.IsZero() {
 		if sim, ok := transform.BodySimHash(pl.Body); ok {
 			day := pl.PublishDate.UTC().Format(time.DateOnly)
-			ip.sim, ip.title = sim, transform.TitleKey(pl.Title)
+			ip.sim = sim
 			for b := range simBands {
 				ip.bands = append(ip.bands, digest('b', fmt.Sprintf("%s|%d|%04x", day, b, (sim>>(16*b))&0xffff)))
 			}
@@ -211,6 +212,12 @@ func (p *Publisher) matchReposts(ctx context.Context, ai dedupe.AliasIndex, feed
 			continue // its own feed is asked above; other types never merge
 		case a.by != MatchAcross && (h.Target.FeedID != feedID || inFetch[h.Target.ExternalID]):
 			continue // never a match within one fetch
+		case a.by == MatchURL || a.by == MatchAcross:
+			// A link reused for another story (a "latest" page, a
+			// recycled slug) is no repost: the titles must agree too.
+			if !transform.TitleSimilar(h.Extra, plan.prints[a.item].title) {
+				continue
+			}
 		case a.by == MatchText:
 			simHex, title, _ := strings.Cut(h.Extra, " ")
 			sim, err := strconv.ParseUint(simHex, 16, 64)
@@ -261,10 +268,10 @@ func aliasesOf(feedID string, kept []*transform.Payload, status []dedupe.Status,
 				continue
 			}
 			if target.FeedID == feedID {
-				out = append(out, dedupe.Alias{AliasFP: dedupe.AliasFP{FeedID: feedID, FP: fp}, Target: target, Type: typ})
+				out = append(out, dedupe.Alias{AliasFP: dedupe.AliasFP{FeedID: feedID, FP: fp}, Target: target, Type: typ, Extra: ip.title})
 			}
 			if o.AcrossFeeds {
-				out = append(out, dedupe.Alias{AliasFP: dedupe.AliasFP{FP: fp}, Target: target, Type: typ})
+				out = append(out, dedupe.Alias{AliasFP: dedupe.AliasFP{FP: fp}, Target: target, Type: typ, Extra: ip.title})
 			}
 		}
 		if o.Text && status[i] == dedupe.StatusNew && target.FeedID == feedID {

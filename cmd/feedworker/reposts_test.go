@@ -196,6 +196,8 @@ func TestRepostShapes(t *testing.T) {
 		}), story{guid: "ep-4", link: "http://town.example/podcast/", title: "Episode 4", body: body(4), day: 4})}, 1, 3},
 		{"short boilerplate bodies post", map[string][]story{"a": append(append([]story{}, base...),
 			story{guid: "photo-2", link: "http://town.example/photo-2/", title: base[0].title, body: "Photo of the day.", day: base[0].day})}, 1, 0},
+		{"a link reused for another story posts", map[string][]story{"a": append(mapStories(base[1:], func(_ int, s story) story { return s }),
+			story{guid: "http://town.example/?p=50", link: base[0].link, title: "Completely different headline today", body: body(8), day: 5})}, 1, 0},
 		{"two items of one fetch post", map[string][]story{"a": append(append([]story{}, base...),
 			story{guid: "x-1", link: "http://town.example/new-story/", title: "New story", body: body(7), day: 7},
 			story{guid: "x-2", link: "https://www.town.example/new-story", title: "New story", body: body(7), day: 7})}, 2, 0},
