@@ -41,7 +41,7 @@ func builtin(version string) Config {
 			LeaseTTL:      Duration(time.Minute),
 			ShutdownGrace: Duration(30 * time.Second),
 		},
-		Admin: Admin{Listen: "127.0.0.1:9090"},
+		Admin: Admin{Listen: "127.0.0.1:9090", History: 200},
 		WebSub: WebSub{
 			Listen:           ":8091",
 			Lease:            Duration(7 * 24 * time.Hour),
@@ -68,6 +68,8 @@ func builtin(version string) Config {
 				TitleMax:               ptr(250),
 				SummaryMax:             ptr(500),
 				FetchOGImage:           ptr(false),
+				FullText:               ptr("never"),
+				FullTextMinChars:       ptr(500),
 				ICal: ICal{
 					Window:      ptr(Duration(90 * 24 * time.Hour)),
 					WindowBack:  ptr(Duration(24 * time.Hour)),

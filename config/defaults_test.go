@@ -27,7 +27,7 @@ func TestBuiltinDefaults(t *testing.T) {
 			MinInterval: d("1m"), MaxInterval: d("24h"), MaxBackoff: d("6h"),
 		},
 		Publish: Publish{Workers: 8, MaxBackoff: d("1h"), ClaimTTL: d("5m"), LeaseTTL: d("1m"), ShutdownGrace: d("30s")},
-		Admin:   Admin{Listen: "127.0.0.1:9090"},
+		Admin:   Admin{Listen: "127.0.0.1:9090", History: 200},
 		WebSub:  WebSub{Listen: ":8091", Lease: d("7d"), FallbackInterval: d("6h")},
 		Log:     Log{Level: "info", Format: "text"},
 		File:    "feeds.yaml",
@@ -40,6 +40,7 @@ func TestBuiltinDefaults(t *testing.T) {
 		Mapping: Mapping{
 			Type: "story", PassUnmappedCategories: ptr(false), CreateCategories: ptr(false),
 			TitleMax: ptr(250), SummaryMax: ptr(500), FetchOGImage: ptr(false),
+			FullText: ptr("never"), FullTextMinChars: ptr(500),
 			ICal: ICal{Window: ptr(d("90d")), WindowBack: ptr(d("1d")), OnCancel: ptr("delete"), InitialPast: ptr(false)},
 		},
 	}

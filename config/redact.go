@@ -28,6 +28,9 @@ func (c *Config) Redacted() *Config {
 	r.API = r.API.redacted()
 	r.Redis = r.Redis.redacted()
 	r.HTTP = r.HTTP.redacted()
+	if r.Admin.Token != "" {
+		r.Admin.Token = RedactedValue
+	}
 	for i := range r.Feeds {
 		r.Feeds[i].URL = RedactURL(r.Feeds[i].URL)
 	}
@@ -69,6 +72,15 @@ func (a API) redacted() API {
 	a.BaseURL = RedactURL(a.BaseURL)
 	a.TokenURL = RedactURL(a.TokenURL)
 	return a
+}
+
+// String formats a with its token redacted.
+func (a Admin) String() string {
+	type plain Admin
+	if a.Token != "" {
+		a.Token = RedactedValue
+	}
+	return fmt.Sprintf("%+v", plain(a))
 }
 
 // String formats a with its secrets redacted; fmt uses it for an API on

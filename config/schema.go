@@ -190,6 +190,12 @@ type HTTP struct {
 	MinInterval Duration `yaml:"min_interval"`
 	MaxInterval Duration `yaml:"max_interval"`
 	MaxBackoff  Duration `yaml:"max_backoff"`
+	// AllowNetworks are networks (CIDRs such as 10.20.0.0/16, or single
+	// addresses) that article pages may be fetched from for og:image and
+	// full text. Pages on private, loopback, link-local and other
+	// non-public addresses are refused otherwise; list the internal
+	// networks your own sites live on. Feeds themselves are not limited.
+	AllowNetworks []string `yaml:"allow_networks"`
 }
 
 // Publish configures delivery to the API.
@@ -215,6 +221,14 @@ type Admin struct {
 	Listen string `yaml:"listen"`
 	// Pprof exposes net/http/pprof under /debug/pprof/ (default false).
 	Pprof bool `yaml:"pprof"`
+	// History is how many items and polls the console remembers per feed
+	// (default 200): their fates, shown at / and /feeds/ID and by
+	// feedworker explain.
+	History int `yaml:"history"`
+	// Token allows the console's actions (poll now, retry a dead letter) to
+	// whoever sends it as a bearer token or signs in with it; unset, the
+	// console is read-only. Never logged.
+	Token string `yaml:"token"`
 }
 
 // WebSub subscribes to the hubs of feeds that name one (W3C WebSub), so
@@ -360,6 +374,19 @@ type Mapping struct {
 	// FetchOGImage fetches the article page for og:image when the item has
 	// no image (default false).
 	FetchOGImage *bool `yaml:"fetch_og_image"`
+	// FullText fetches the article page and uses its main content as the
+	// body: never (default), auto (when the item's content is missing,
+	// shorter than full_text_min_chars or ends in a truncation marker such
+	// as "…", "[...]" or "Read more") or always. The feed's text stays
+	// the summary; a failed fetch keeps the feed's text as the body.
+	FullText *string `yaml:"full_text"`
+	// FullTextMinChars is the length of text (in characters) below which
+	// full_text auto fetches the article (default 500).
+	FullTextMinChars *int `yaml:"full_text_min_chars"`
+	// FullTextSelector is a CSS selector for the article's main content
+	// on its page (such as "article .post-body"); without it the content
+	// is found by a readability algorithm.
+	FullTextSelector *string `yaml:"full_text_selector"`
 
 	// Event says where events' data is in the items, for type event.
 	Event *EventFields `yaml:"event"`

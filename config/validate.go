@@ -3,11 +3,14 @@ package config
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/andybalholm/cascadia"
 )
 
 // ContentTypes are the values of type and type_rules[].type.
@@ -152,6 +155,13 @@ func (c checker) http(h HTTP) {
 			c.add("http.proxy", "want an absolute http://, https:// or socks5:// URL, got %q", RedactURL(h.Proxy))
 		}
 	}
+	for i, n := range h.AllowNetworks {
+		if _, err := netip.ParsePrefix(n); err != nil {
+			if _, aerr := netip.ParseAddr(n); aerr != nil {
+				c.add(fmt.Sprintf("http.allow_networks[%d]", i), "want a network such as 10.20.0.0/16 or an address, got %q", n)
+			}
+		}
+	}
 }
 
 func (c checker) publish(p Publish) {
@@ -164,6 +174,9 @@ func (c checker) publish(p Publish) {
 }
 
 func (c checker) admin(a Admin) {
+	if a.History < 1 || a.History > 10000 {
+		c.add("admin.history", "want 1 to 10000 items per feed, got %d", a.History)
+	}
 	if a.Listen == "" {
 		return
 	}
@@ -302,6 +315,17 @@ func (c checker) settings(prefix string, s FeedSettings) {
 		c.add(at("title_max"), "must be at least 1")
 	}
 	c.notNegative(at("summary_max"), m.SummaryMax)
+	if m.FullText != nil && !slices.Contains([]string{"never", "auto", "always"}, *m.FullText) {
+		c.add(at("full_text"), "want never, auto or always, got %q", *m.FullText)
+	}
+	c.notNegative(at("full_text_min_chars"), m.FullTextMinChars)
+	if m.FullTextSelector != nil {
+		if strings.TrimSpace(*m.FullTextSelector) == "" {
+			c.add(at("full_text_selector"), "must not be empty; leave it out to use readability")
+		} else if _, err := cascadia.ParseGroup(*m.FullTextSelector); err != nil {
+			c.add(at("full_text_selector"), "not a CSS selector: %v", err)
+		}
+	}
 	if m.Event != nil {
 		c.positiveID(at("event.time_zone_id"), m.Event.TimeZoneID)
 		if m.Event.DatePattern != "" {

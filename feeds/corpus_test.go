@@ -13,14 +13,17 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/feedworker/feedworker/config"
+	"golang.org/x/net/html/charset"
 )
 
-// corpusMinParsed is how many corpus documents parse (256 of 262; the 6
-// failures are listed in the test's log: four truncated documents, an empty
-// one and an HTML page). The test fails if a change parses fewer.
-const corpusMinParsed = 256
+// corpusMinParsed is how many corpus documents parse (260 of 262, four of
+// them partial: truncated documents whose complete items are read; the 2
+// failures are listed in the test's log: an empty document and an HTML
+// page). The test fails if a change parses fewer.
+const corpusMinParsed = 260
 
 // corpusDir is $FEEDWORKER_CORPUS, else ../shared/corpus next to the repository.
 func corpusDir(t *testing.T) string {
@@ -147,6 +150,9 @@ func TestCorpus(t *testing.T) {
 		name     string
 		feedType string
 		items    int
+		partial  string
+		sniffed  string
+		text     []string // every item's title, description and content
 		err      error
 	}
 	names := make(chan string)
@@ -162,6 +168,10 @@ func TestCorpus(t *testing.T) {
 				o := outcome{name: name, err: err}
 				if err == nil {
 					o.feedType, o.items = res.Feed.FeedType, len(res.Feed.Items)
+					o.partial, o.sniffed = res.Partial, res.Sniffed
+					for _, it := range res.Feed.Items {
+						o.text = append(o.text, it.Title, it.Description, it.Content)
+					}
 				}
 				mu.Lock()
 				outcomes = append(outcomes, o)
@@ -178,7 +188,7 @@ func TestCorpus(t *testing.T) {
 	wg.Wait()
 	slices.SortFunc(outcomes, func(a, b outcome) int { return strings.Compare(a.name, b.name) })
 
-	parsed, items := 0, 0
+	parsed, items, partial, sniffed := 0, 0, 0, 0
 	byKind := map[string][2]int{} // kind → parsed, total
 	var failures []string
 	for _, o := range outcomes {
@@ -192,11 +202,24 @@ func TestCorpus(t *testing.T) {
 			parsed++
 			items += o.items
 			k[0]++
+			if o.partial != "" {
+				partial++
+				failures = append(failures, fmt.Sprintf("%s: partial, %d items: %s", o.name, o.items, o.partial))
+			}
+			if o.sniffed != "" {
+				sniffed++
+				failures = append(failures, fmt.Sprintf("%s: charset sniffed: %s", o.name, o.sniffed))
+			}
+			for _, s := range o.text {
+				if bad := misdecoded(s); bad != "" {
+					t.Errorf("%s: item text is mis-decoded (%s): %.120q", o.name, bad, s)
+				}
+			}
 			if want := feedTypeFor(row.kind); want != "" && o.feedType != want {
 				t.Errorf("%s: parsed as %q, manifest kind %s", o.name, o.feedType, row.kind)
 			}
 		} else {
-			failures = append(failures, fmt.Sprintf("%s [kind %s, wellformed %s, %s]: %s: %v",
+			failures = append(failures, fmt.Sprintf("FAIL %s [kind %s, wellformed %s, %s]: %s: %v",
 				o.name, row.kind, row.wellformed, row.encoding, Class(o.err), o.err))
 			if row.wellformed == "yes" && row.kind != "unknown" {
 				t.Errorf("%s is well-formed %s but failed: %v", o.name, row.kind, o.err)
@@ -206,8 +229,8 @@ func TestCorpus(t *testing.T) {
 	}
 
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "corpus %s: %d of %d documents fetched and parsed (%d items); %d failed\n",
-		dir, parsed, len(outcomes), items, len(outcomes)-parsed)
+	fmt.Fprintf(&sb, "corpus %s: %d of %d documents fetched and parsed (%d items; %d partial; %d charset-sniffed); %d failed\n",
+		dir, parsed, len(outcomes), items, partial, sniffed, len(outcomes)-parsed)
 	kinds := make([]string, 0, len(byKind))
 	for k := range byKind {
 		kinds = append(kinds, k)
@@ -217,7 +240,7 @@ func TestCorpus(t *testing.T) {
 		fmt.Fprintf(&sb, "  %-9s %3d/%d\n", k, byKind[k][0], byKind[k][1])
 	}
 	for _, f := range failures {
-		sb.WriteString("  FAIL " + f + "\n")
+		sb.WriteString("  " + f + "\n")
 	}
 	t.Log(sb.String())
 
@@ -227,4 +250,75 @@ func TestCorpus(t *testing.T) {
 	if len(outcomes) != len(rows) {
 		t.Errorf("fetched %d files, manifest lists %d", len(outcomes), len(rows))
 	}
+}
+
+// mojibake are byte sequences that UTF-8 text shows after it was decoded
+// as Latin-1 or windows-1252 (or a legacy charset after being taken for
+// UTF-8): "Ã©" for é, "â€™" for ’, "Ð°" for а, "ï»¿" for a byte order mark.
+var mojibake = []string{
+	"Ã©", "Ã¨", "Ã¤", "Ã¶", "Ã¼", "Ã§", "Ã¡", "Ã³", "Ã±", "Ã£", "Ãª", "Ã¢", "Ã‰", "Ã ",
+	"â€™", "â€œ", "â€\u009d", "â€“", "â€”", "â€¦", "Â ", "Â»", "Â«",
+	"Ð°", "Ðµ", "Ð¾", "Ñ€", "Ñ\u0081", "Ñ‚", "ï»¿",
+}
+
+// misdecoded says what is wrong with s as decoded text: invalid UTF-8, a
+// replacement character, a C1 control, or a typical mis-decoding sequence;
+// "" when nothing is.
+func misdecoded(s string) string {
+	if !utf8.ValidString(s) {
+		return "invalid UTF-8"
+	}
+	if strings.ContainsRune(s, utf8.RuneError) {
+		return "U+FFFD"
+	}
+	for _, r := range s {
+		if r >= 0x80 && r < 0xA0 {
+			return fmt.Sprintf("C1 control %U", r)
+		}
+	}
+	for _, m := range mojibake {
+		if strings.Contains(s, m) {
+			return fmt.Sprintf("%q", m)
+		}
+	}
+	return ""
+}
+
+// TestMisdecoded checks the corpus sweep's detector on text decoded the
+// wrong way round.
+func TestMisdecoded(t *testing.T) {
+	t.Parallel()
+	latin1 := charmapDecode(t, "windows-1252", []byte("Café “quoted” — naïve"))
+	cyr := charmapDecode(t, "windows-1252", []byte("Как перевести"))
+	tests := []struct {
+		name, in string
+		bad      bool
+	}{
+		{"clean latin", "Café “quoted” — naïve", false},
+		{"clean cyrillic", "Как перевести", false},
+		{"clean japanese", "ドリコムRSS", false},
+		{"utf-8 read as windows-1252", latin1, true},
+		{"cyrillic utf-8 read as windows-1252", cyr, true},
+		{"replacement character", "caf\uFFFD", true},
+		{"invalid utf-8", "caf\xe9", true},
+		{"c1 control from iso-8859-1", "caf\u0093", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := misdecoded(tt.in) != ""; got != tt.bad {
+				t.Errorf("misdecoded(%q) = %q, want bad=%v", tt.in, misdecoded(tt.in), tt.bad)
+			}
+		})
+	}
+}
+
+func charmapDecode(t *testing.T, label string, b []byte) string {
+	t.Helper()
+	enc, _ := charset.Lookup(label)
+	out, err := enc.NewDecoder().Bytes(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
 }

@@ -99,6 +99,9 @@ func (e *HandlerError) Unwrap() error { return e.Err }
 const (
 	ClassOK          = "ok"
 	ClassNotModified = "not_modified"
+	// ClassPartial is a 200 whose document ended early: the items complete
+	// before the cut were handled, the validators were not kept.
+	ClassPartial     = "partial"
 	ClassGone        = "gone"
 	ClassRateLimited = "rate_limited"
 	ClassHTTP        = "error_http"

@@ -60,9 +60,9 @@ type Result struct {
 	// (a feed its hub pushes is polled at the WebSub fallback interval).
 	// The schedule keeps it until the next 200.
 	MinInterval time.Duration
-	// Partial marks a document that may hold only some of the feed's items
-	// (a WebSub push): nothing may be concluded from what it lacks.
-	Partial bool
+	// Pushed marks a document a WebSub hub delivered: it may hold only some
+	// of the feed's items, so nothing may be concluded from what it lacks.
+	Pushed bool
 	// Validators to send next time. On a 304 they are the ones sent.
 	Validators Validators
 	// URL is the final URL after redirects.
@@ -77,6 +77,15 @@ type Result struct {
 	ContentType string
 	// Bytes is the size of the body as transferred, before decompression.
 	Bytes int64
+	// Partial is set when the document ended early (a truncated download,
+	// a server that stopped writing) or broke off at a syntax error: Feed
+	// holds the items that were complete before the cut, Validators are
+	// left empty so the next poll fetches the whole document again, and the
+	// poll counts as ClassPartial. It says where reading stopped.
+	Partial string
+	// Sniffed describes the encoding guessed for a document that declared
+	// none and was not UTF-8 ("" when nothing was guessed).
+	Sniffed string
 	// Hint is how long the server or the document asked us to wait before
 	// polling again (RSS <ttl>, Cache-Control max-age, Expires); zero when
 	// it said nothing. The schedule only uses it to poll less often.
@@ -298,7 +307,7 @@ func (f *Fetcher) fetchHTTP(ctx context.Context, u *url.URL, v Validators) (*Res
 	if err != nil {
 		return res, err
 	}
-	feed, cal, err := parseAny(body, res.ContentType, f.maxBody)
+	feed, cal, info, err := parseAny(body, res.ContentType, f.maxBody)
 	if err != nil {
 		return res, err
 	}
@@ -307,8 +316,22 @@ func (f *Fetcher) fetchHTTP(ctx context.Context, u *url.URL, v Validators) (*Res
 		res.Hub, res.Topic = discoverHub(resp.Header, feed)
 	}
 	res.Validators = Validators{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}
+	res.setInfo(info)
 	res.Hint = max(feedHint(feed), headerHint(resp.Header, now))
 	return res, nil
+}
+
+// setInfo records what parsing learned. A partial document must not leave
+// validators behind: with them the next poll could get a 304 for the same
+// broken body and never see the items after the cut.
+func (r *Result) setInfo(info parseInfo) {
+	if info.Partial != nil {
+		r.Partial = info.Partial.Error()
+		r.Validators = Validators{}
+	}
+	if info.Sniffed != nil {
+		r.Sniffed = info.Sniffed.String()
+	}
 }
 
 // countingReader counts the bytes read through it.
@@ -414,12 +437,13 @@ func (f *Fetcher) fetchFile(ctx context.Context, u *url.URL, v Validators) (*Res
 		}
 		return res, &FileError{Path: u.Path, Err: err}
 	}
-	feed, cal, err := parseAny(body, "", f.maxBody)
+	feed, cal, info, err := parseAny(body, "", f.maxBody)
 	if err != nil {
 		res.Validators = Validators{}
 		return res, err
 	}
 	res.Feed, res.Calendar = feed, cal
+	res.setInfo(info)
 	res.Hint = feedHint(feed)
 	return res, nil
 }

@@ -48,21 +48,23 @@ func ParseCalendar(body []byte) (cal *ical.Calendar, err error) {
 
 // parseAny parses a fetched body as iCalendar when it is one, else as a
 // feed.
-func parseAny(body []byte, contentType string, maxSize int64) (*gofeed.Feed, *ical.Calendar, error) {
+func parseAny(body []byte, contentType string, maxSize int64) (*gofeed.Feed, *ical.Calendar, parseInfo, error) {
 	if isCalendar(body, contentType) {
 		cal, err := ParseCalendar(body)
-		return nil, cal, err
+		return nil, cal, parseInfo{}, err
 	}
-	feed, err := parse(body, contentType, maxSize)
-	return feed, nil, err
+	feed, info, err := parse(body, contentType, maxSize)
+	return feed, nil, info, err
 }
 
 // ParseDocument parses a document that did not come from a fetch (a
 // WebSub push): iCalendar or a feed, as parseAny tells them apart.
 func ParseDocument(body []byte, contentType string) (*Result, error) {
-	feed, cal, err := parseAny(body, contentType, DefaultMaxBodySize)
+	feed, cal, info, err := parseAny(body, contentType, DefaultMaxBodySize)
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Feed: feed, Calendar: cal, ContentType: contentType, Bytes: int64(len(body))}, nil
+	res := &Result{Feed: feed, Calendar: cal, ContentType: contentType, Bytes: int64(len(body))}
+	res.setInfo(info)
+	return res, nil
 }

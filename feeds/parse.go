@@ -25,13 +25,27 @@ import (
 // Content-Encoding is decompressed (at most DefaultMaxBodySize), byte order
 // marks and UTF-16/UTF-32 are handled, legacy charsets are converted to UTF-8,
 // characters XML forbids are removed and the prolog is tidied so the root
-// element can be found. Any failure, including a panic inside the parser, is
-// a *ParseError.
+// element can be found. An undeclared non-UTF-8 document is decoded with
+// the charset a detector guesses; JSON Feed is read leniently (see
+// normalizeJSONFeed); an XML document that ends early yields the items
+// complete before the cut (Fetcher.Fetch reports that in Result.Partial).
+// Any failure, including a panic inside the parser, is a *ParseError.
 func Parse(body []byte, contentType string) (*gofeed.Feed, error) {
-	return parse(body, contentType, DefaultMaxBodySize)
+	feed, _, err := parse(body, contentType, DefaultMaxBodySize)
+	return feed, err
 }
 
-func parse(body []byte, contentType string, maxSize int64) (feed *gofeed.Feed, err error) {
+// parseInfo is what parsing learned besides the feed.
+type parseInfo struct {
+	// Partial is why the document is incomplete (it ended early, or broke
+	// off at a syntax error); nil for a whole document. The feed then holds
+	// the items that were complete before the cut.
+	Partial error
+	// Sniffed is set when the encoding was guessed by the detector.
+	Sniffed *sniffed
+}
+
+func parse(body []byte, contentType string, maxSize int64) (feed *gofeed.Feed, info parseInfo, err error) {
 	defer func() {
 		// gofeed has panicked on hostile input before; one bad feed must not
 		// take the worker down with it.
@@ -39,9 +53,15 @@ func parse(body []byte, contentType string, maxSize int64) (feed *gofeed.Feed, e
 			feed, err = nil, &ParseError{Err: fmt.Errorf("parser panic: %v", r)}
 		}
 	}()
-	doc, isJSON, err := normalize(body, contentType, maxSize)
+	doc, isJSON, sniff, err := normalize(body, contentType, maxSize)
 	if err != nil {
-		return nil, err
+		return nil, info, err
+	}
+	info.Sniffed = sniff
+	if isJSON {
+		if doc, err = normalizeJSONFeed(doc); err != nil {
+			return nil, info, &ParseError{Err: err}
+		}
 	}
 	p := gofeed.NewParser()
 	// The original RSS feed carries <ttl>, which the universal Feed drops.
@@ -52,21 +72,26 @@ func parse(body []byte, contentType string, maxSize int64) (feed *gofeed.Feed, e
 		// holds exactly one Atom feed element, that is the feed.
 		if inner := embeddedAtom(doc); inner != nil {
 			if f, ierr := p.Parse(bytes.NewReader(inner)); ierr == nil {
-				return f, nil
+				fixFeedText(f)
+				return f, info, nil
 			}
 		}
 		err = notAFeed(doc)
+	} else if err != nil && !isJSON {
+		// A document that ends early still holds the items before the cut.
+		if cut, cause, ok := cutPartial(doc); ok {
+			if f, perr := p.Parse(bytes.NewReader(cut)); perr == nil {
+				info.Partial = cause
+				fixFeedText(f)
+				return f, info, nil
+			}
+		}
 	}
 	if err != nil {
-		return nil, &ParseError{Err: err}
+		return nil, info, &ParseError{Err: err}
 	}
-	if isJSON && !strings.Contains(feed.FeedVersion, "jsonfeed.org") {
-		// gofeed accepts any JSON object; an object without the JSON Feed
-		// version is something else (an API error, "RSS in JSON") and would
-		// otherwise look like a feed with no items.
-		return nil, &ParseError{Err: errors.New("json document is not a JSON Feed (no jsonfeed.org version)")}
-	}
-	return feed, nil
+	fixFeedText(feed)
+	return feed, info, nil
 }
 
 // embeddedAtom returns the one Atom <feed> element of an (X)HTML page, or
@@ -118,35 +143,35 @@ var (
 
 // normalize turns body into UTF-8 XML (or JSON) without a declaration that
 // could make the XML decoder convert it a second time.
-func normalize(body []byte, contentType string, maxSize int64) (doc []byte, isJSON bool, err error) {
+func normalize(body []byte, contentType string, maxSize int64) (doc []byte, isJSON bool, sniff *sniffed, err error) {
 	if bytes.HasPrefix(body, gzipMagic) {
 		// Some servers store feeds gzipped and send them without
 		// Content-Encoding; the magic number cannot start a text document.
 		zr, err := gzip.NewReader(bytes.NewReader(body))
 		if err != nil {
-			return nil, false, &ParseError{Err: fmt.Errorf("gzip body: %w", err)}
+			return nil, false, nil, &ParseError{Err: fmt.Errorf("gzip body: %w", err)}
 		}
 		body, err = readCapped(zr, maxSize)
 		if err != nil {
 			if errors.Is(err, ErrTooLarge) {
-				return nil, false, fmt.Errorf("decompressed gzip body: %w", err)
+				return nil, false, nil, fmt.Errorf("decompressed gzip body: %w", err)
 			}
-			return nil, false, &ParseError{Err: fmt.Errorf("gzip body: %w", err)}
+			return nil, false, nil, &ParseError{Err: fmt.Errorf("gzip body: %w", err)}
 		}
 	}
 
-	text, err := toUTF8(body, contentType)
+	text, sniff, err := toUTF8(body, contentType)
 	if err != nil {
-		return nil, false, &ParseError{Err: err}
+		return nil, false, nil, &ParseError{Err: err}
 	}
 	text = bytes.TrimLeft(text, " \t\r\n")
 	if len(text) == 0 {
-		return nil, false, &ParseError{Err: errors.New("empty document")}
+		return nil, false, nil, &ParseError{Err: errors.New("empty document")}
 	}
 	if text[0] == '{' {
-		return text, true, nil
+		return text, true, sniff, nil
 	}
-	return sanitizeXML(tidyProlog(text)), false, nil
+	return sanitizeXML(tidyProlog(text)), false, sniff, nil
 }
 
 // toUTF8 returns body as UTF-8 text without a byte order mark. The order of
@@ -154,10 +179,11 @@ func normalize(body []byte, contentType string, maxSize int64) (doc []byte, isJS
 // the XML declaration, then the Content-Type charset. A body that is valid
 // UTF-8 is taken as UTF-8 whatever an ASCII-compatible label claims, because
 // mislabelled UTF-8 is far more common than Latin-1 text that happens to
-// form valid UTF-8 sequences.
-func toUTF8(body []byte, contentType string) ([]byte, error) {
+// form valid UTF-8 sequences. When the encoding had to be guessed, sniff
+// says how.
+func toUTF8(body []byte, contentType string) (text []byte, sniff *sniffed, err error) {
 	if wide, ok := decodeWide(body); ok {
-		return wide, nil
+		return wide, nil, nil
 	}
 	body = bytes.TrimPrefix(body, bomUTF8)
 
@@ -168,7 +194,7 @@ func toUTF8(body []byte, contentType string) ([]byte, error) {
 	label := cmp.Or(declared, header)
 	sevenBit := strings.HasPrefix(label, "iso-2022") || label == "utf-7" || label == "hz-gb-2312"
 	if utf8.Valid(body) && !sevenBit {
-		return body, nil
+		return body, nil, nil
 	}
 	for _, l := range []string{declared, header} {
 		if l == "" || isUTF8Label(l) {
@@ -180,24 +206,22 @@ func toUTF8(body []byte, contentType string) ([]byte, error) {
 			!strings.HasPrefix(name, "utf-16") {
 			out, err := enc.NewDecoder().Bytes(body)
 			if err != nil {
-				return nil, fmt.Errorf("decode %s: %w", name, err)
+				return nil, nil, fmt.Errorf("decode %s: %w", name, err)
 			}
-			return out, nil
+			return out, nil, nil
 		}
 	}
 	// Declared (or assumed) UTF-8 but not valid. A document made mostly of
-	// valid multi-byte sequences is UTF-8 with a few stray bytes: replace
-	// them. Otherwise it is most likely undeclared Latin-1/windows-1252 (an
-	// undeclared CJK charset comes out garbled either way, but it parses).
+	// valid multi-byte sequences is UTF-8 with a few stray bytes. Otherwise
+	// the encoding is undeclared (or the declaration is wrong): guess it.
 	if valid, invalid := utf8Balance(body); valid >= 2*invalid {
-		return bytes.ToValidUTF8(body, []byte("\uFFFD")), nil
+		return repairUTF8(body), nil, nil
 	}
-	enc, _ := charset.Lookup("windows-1252")
-	out, err := enc.NewDecoder().Bytes(body)
+	out, s, err := sniffDecode(body)
 	if err != nil {
-		return nil, fmt.Errorf("decode windows-1252: %w", err)
+		return nil, nil, err
 	}
-	return out, nil
+	return out, &s, nil
 }
 
 func isUTF8Label(l string) bool { return l == "utf-8" || l == "utf8" || l == "unicode-1-1-utf-8" }

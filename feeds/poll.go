@@ -69,6 +69,7 @@ func (p *Poller) poll(ctx context.Context, j job) PollResult {
 		return PollResult{FeedID: id, Skipped: true, Err: err}
 	}
 	class := p.finish(j, res, err, loaded, elapsed)
+	p.observe(j, start, elapsed, class, v, res, err)
 	if res != nil && (res.Feed != nil || res.Calendar != nil) {
 		r := *res
 		r.Feed, r.Calendar = nil, nil
@@ -119,8 +120,13 @@ func (p *Poller) finish(j job, res *Result, err error, loaded bool, elapsed time
 	if err == nil && res != nil && res.NotModified {
 		class = ClassNotModified
 	}
+	if err == nil && res != nil && res.Partial != "" {
+		class = ClassPartial
+	}
 	fetched := res != nil || class != ClassStore
-	success := class == ClassOK || class == ClassNotModified
+	// A partial document delivered items: no failure backoff, but the empty
+	// validators it carries make the next poll fetch it whole.
+	success := class == ClassOK || class == ClassNotModified || class == ClassPartial
 	now := time.Now()
 
 	p.mu.Lock()
@@ -160,7 +166,7 @@ func (p *Poller) finish(j job, res *Result, err error, loaded bool, elapsed time
 		items = len(res.Feed.Items)
 	}
 	switch {
-	case class == ClassOK:
+	case class == ClassOK, class == ClassPartial:
 		// Only now are the new validators safe: the body was read in full,
 		// parsed, and the handler made the items durable.
 		fs.validators, fs.validatorsKnown, fs.freshURL = res.Validators, true, false
@@ -210,7 +216,14 @@ func (p *Poller) finish(j job, res *Result, err error, loaded bool, elapsed time
 		p.updateGaugesLocked()
 	}
 
+	if res != nil && res.Sniffed != "" && (class == ClassOK || class == ClassPartial) {
+		p.log.Info("feed declares no encoding and is not UTF-8; decoded with a guessed charset",
+			"feed", id, "charset", res.Sniffed)
+	}
 	switch {
+	case class == ClassPartial:
+		p.log.Warn("feed document is incomplete; the items before the cut were handled, validators not kept",
+			"feed", id, "result", class, "items", items, "cause", res.Partial, "next_poll", fs.next)
 	case success:
 		var n int64
 		if res != nil {

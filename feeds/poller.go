@@ -100,6 +100,8 @@ type PollerOptions struct {
 	Grace time.Duration
 	// Rand drives first-poll offsets and jitter; default randomly seeded.
 	Rand *rand.Rand
+	// Observer, when set, is told what every poll did.
+	Observer PollObserver
 }
 
 // FeedStatus is one feed's line on the status page.
@@ -151,16 +153,17 @@ type PollResult struct {
 // and a per-host limit of fetches in flight. Use Update to set the feeds,
 // Run to poll until cancelled, or PollAll for one pass.
 type Poller struct {
-	fetcher *Fetcher
-	handler Handler
-	owner   Owner
-	log     *slog.Logger
-	sched   Schedule
-	metrics *metrics
-	grace   time.Duration
-	maxConc int
-	perHost int
-	running atomic.Bool
+	fetcher  *Fetcher
+	handler  Handler
+	owner    Owner
+	observer PollObserver
+	log      *slog.Logger
+	sched    Schedule
+	metrics  *metrics
+	grace    time.Duration
+	maxConc  int
+	perHost  int
+	running  atomic.Bool
 
 	// wake nudges Run's loop after Update or a finished poll.
 	wake chan struct{}
@@ -233,6 +236,7 @@ func NewPoller(o PollerOptions) (*Poller, error) {
 		fetcher:  f,
 		handler:  o.Handler,
 		owner:    o.Owner,
+		observer: o.Observer,
 		log:      o.Logger,
 		sched:    NewSchedule(o.HTTP),
 		metrics:  m,

@@ -44,6 +44,7 @@ func (p *Publisher) deliver(soft, hard context.Context, j job, ops chan<- *store
 		return nil
 	}
 	p.m.requests.WithLabelValues(cmp.Or(r.typ, "unknown"), r.outcome).Inc()
+	p.observeDelivery(j, r)
 	attrs := []any{"type", r.typ, "attempt", j.Attempts + 1}
 	if r.s.Run != "" {
 		attrs = append(attrs, "unresolved", r.s.Run, "in_a_row", runLength(j, r.s.Run))

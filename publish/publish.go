@@ -87,6 +87,8 @@ type Options struct {
 	// a random suffix). Each claim call adds a sequence number to it, so
 	// that no two claims share an owner.
 	Owner string
+	// Observer, when set, is told each item's fate (see Observer).
+	Observer Observer
 }
 
 // FeedOptions are the per-feed settings Accept applies. They travel with
@@ -232,6 +234,7 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 	items := make([]dedupe.Item, 0, len(payloads))
 	kept := make([]*transform.Payload, 0, len(payloads))
 	seen := make(map[string]bool, len(payloads))
+	var dropped []Accepted
 	for i := range payloads {
 		pl := &payloads[i]
 		why := ""
@@ -247,6 +250,7 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 		}
 		if why != "" {
 			c.Dropped++
+			dropped = append(dropped, Accepted{Payload: pl, Fate: FateDropped, Reason: why})
 			p.log.Warn("item dropped", "feed", feedID, "external_id", pl.ExternalID, "cause", why)
 			continue
 		}
@@ -290,6 +294,7 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 		c.Duplicate = len(items)
 		p.countItems(feedID, c)
 		p.saveICalNote(ctx, feedID, icalNote)
+		p.observeAccepted(feedID, kept, dropped, d, nil, nil)
 		return c, nil
 	}
 
@@ -401,6 +406,7 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 	c.Held = held
 	c.Seen -= held
 	p.countItems(feedID, c)
+	p.observeAccepted(feedID, kept, dropped, d, act, out[:len(out)-len(repostChanges)])
 	if c.New+c.Updated+c.RepostUpdates > 0 {
 		p.wake()
 	}

@@ -40,6 +40,7 @@ type Mapping struct {
 	maxAge           time.Duration
 	requireImage     bool
 	fetchOGImage     bool
+	fullText         fullText
 
 	titleMax, summaryMax     int
 	expireAfter, priorityFor time.Duration
@@ -152,6 +153,7 @@ func Compile(feedID string, m config.Mapping) (*Mapping, error) {
 		},
 		policy: sharedPolicy(),
 	}
+	out.fullText = c.compileFullText(m)
 	if feedID == "" {
 		c.add("id", errors.New("a feed id is required: external ids are namespaced by it"))
 	}

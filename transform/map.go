@@ -27,6 +27,10 @@ type Result struct {
 	// has no image: the worker fetches Payload.ExternalURL's og:image (see
 	// OGImageFetcher) and calls ResolveOGImage with what it found.
 	NeedsOGImage bool
+	// NeedsFullText is set when the mapping's full_text asks for the
+	// article page: the worker fetches Payload.ExternalURL's main content
+	// (package article) and calls ResolveFullText with it.
+	NeedsFullText bool
 	// Warning is a problem with the feed rather than the item, such as a
 	// GUID used by several items; it is set on every result it concerns,
 	// and the same text on each, so it can be logged once per feed.
@@ -297,6 +301,9 @@ func (m *Mapping) mapItem(r *Result, feed *gofeed.Feed, item *gofeed.Item, id, l
 	r.Payload = p
 	r.requireImage = m.requireImage
 	r.NeedsOGImage = needsOG
+	if m.fullText.mode != FullTextNever {
+		r.NeedsFullText = m.fullText.wants(d.bodyContent().text(), link)
+	}
 }
 
 // derivedTitleMax caps a title made from the item's text: a headline, not

@@ -3,7 +3,6 @@ package transform
 import (
 	"container/list"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -17,13 +16,16 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+
+	"github.com/feedworker/feedworker/internal/netguard"
 )
 
 // ErrNotPublic is returned (wrapped) when a page or a redirect leads to an
-// address that is not public: loopback, private, link-local, shared, and
-// reserved ranges. Feeds are written by strangers; their links must not
-// reach the worker's own network.
-var ErrNotPublic = errors.New("address is not public")
+// address that is not public (loopback, private, link-local, shared, and
+// reserved ranges) and not in OGImageOptions.AllowNetworks. Feeds are
+// written by strangers; their links must not reach the worker's own
+// network. It is netguard.ErrNotPublic, shared with full-text fetches.
+var ErrNotPublic = netguard.ErrNotPublic
 
 // OGImageOptions configure an OGImageFetcher. Zero values take defaults.
 type OGImageOptions struct {
@@ -39,9 +41,11 @@ type OGImageOptions struct {
 	MaxRedirects int
 	// UserAgent is sent with each request (default "feedworker").
 	UserAgent string
-	// AllowPrivate lets fetches reach non-public addresses. For tests
-	// against local servers only.
-	AllowPrivate bool
+	// AllowNetworks are networks besides the public internet that pages
+	// may be fetched from (http.allow_networks): the one way through the
+	// address guard, for sites on an internal network, and for tests
+	// against local servers.
+	AllowNetworks []netip.Prefix
 }
 
 // OGImageFetcher finds the og:image of article pages, for items whose feed
@@ -67,15 +71,12 @@ type ogEntry struct {
 
 // NewOGImageFetcher returns a fetcher with its own HTTP client.
 func NewOGImageFetcher(o OGImageOptions) *OGImageFetcher {
-	allow := func(ap netip.AddrPort) bool { return isPublic(ap.Addr()) }
-	if o.AllowPrivate {
-		allow = nil
-	}
-	return newOGImageFetcher(o, allow)
+	g := netguard.New(o.AllowNetworks)
+	return newOGImageFetcher(o, func(ap netip.AddrPort) bool { return g.Allowed(ap.Addr()) })
 }
 
-// newOGImageFetcher takes the dial-time address check (nil: any address),
-// so tests can tell one local server from another.
+// newOGImageFetcher takes the dial-time address check, so tests can tell
+// one local server from another.
 func newOGImageFetcher(o OGImageOptions, allow func(netip.AddrPort) bool) *OGImageFetcher {
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
@@ -93,16 +94,14 @@ func newOGImageFetcher(o OGImageOptions, allow func(netip.AddrPort) bool) *OGIma
 		o.UserAgent = "feedworker"
 	}
 	dialer := &net.Dialer{Timeout: o.Timeout}
-	if allow != nil {
-		// Control runs with the resolved address of every connection,
-		// redirects included.
-		dialer.Control = func(_, address string, _ syscall.RawConn) error {
-			ap, err := netip.ParseAddrPort(address)
-			if err != nil || !allow(ap) {
-				return fmt.Errorf("dial %s: %w", address, ErrNotPublic)
-			}
-			return nil
+	// Control runs with the resolved address of every connection,
+	// redirects included.
+	dialer.Control = func(_, address string, _ syscall.RawConn) error {
+		ap, err := netip.ParseAddrPort(address)
+		if err != nil || !allow(ap) {
+			return fmt.Errorf("dial %s: %w", address, ErrNotPublic)
 		}
+		return nil
 	}
 	transport := &http.Transport{
 		Proxy:                 nil,
@@ -134,35 +133,6 @@ func newOGImageFetcher(o OGImageOptions, allow func(netip.AddrPort) bool) *OGIma
 		order:     list.New(),
 		index:     make(map[string]*list.Element),
 	}
-}
-
-// isPublic reports whether a is a global unicast address outside the
-// private, shared and special-purpose ranges.
-func isPublic(a netip.Addr) bool {
-	a = a.Unmap()
-	if !a.IsValid() || !a.IsGlobalUnicast() || a.IsPrivate() || a.IsLoopback() ||
-		a.IsLinkLocalUnicast() || a.IsMulticast() || a.IsUnspecified() {
-		return false
-	}
-	for _, p := range []string{
-		"0.0.0.0/8",       // "this network"
-		"100.64.0.0/10",   // carrier-grade NAT, shared
-		"192.0.0.0/24",    // IETF protocol assignments
-		"192.0.2.0/24",    // documentation
-		"198.18.0.0/15",   // benchmarking
-		"198.51.100.0/24", // documentation
-		"203.0.113.0/24",  // documentation
-		"240.0.0.0/4",     // reserved
-		"64:ff9b::/96",    // NAT64: embeds an IPv4 address, maybe a private one
-		"64:ff9b:1::/48",  // local-use NAT64
-		"2001:db8::/32",   // documentation
-		"2002::/16",       // 6to4: embeds an IPv4 address
-	} {
-		if netip.MustParsePrefix(p).Contains(a) {
-			return false
-		}
-	}
-	return true
 }
 
 // Fetch returns the absolute http(s) URL of pageURL's og:image (or

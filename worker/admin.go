@@ -35,6 +35,9 @@ type Admin struct {
 	Logger   *slog.Logger
 	// Extra mounts more handlers by path prefix (the embedded sandbox).
 	Extra map[string]http.Handler
+	// Console, when set, mounts the console's pages and actions in place
+	// of the plain status page at /.
+	Console func(mux *http.ServeMux)
 }
 
 // Handler returns the admin mux.
@@ -47,7 +50,11 @@ func (a *Admin) Handler() http.Handler {
 	})
 	mux.HandleFunc("GET /readyz", a.readyz)
 	mux.HandleFunc("GET /status.json", a.statusJSON)
-	mux.HandleFunc("GET /{$}", a.statusPage)
+	if a.Console != nil {
+		a.Console(mux)
+	} else {
+		mux.HandleFunc("GET /{$}", a.statusPage)
+	}
 	for prefix, h := range a.Extra {
 		mux.Handle(prefix, h)
 	}

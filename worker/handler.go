@@ -99,10 +99,12 @@ func (w *Worker) mapFeed(ctx context.Context, feed config.Feed, res *feeds.Resul
 	var icalOpts *publish.ICalOptions
 	if res.Calendar != nil {
 		results = m.MapCalendar(res.Calendar, now)
-		icalOpts = calendarOptions(feed, m, results, now, res.Partial)
+		icalOpts = calendarOptions(feed, m, results, now, res.Pushed || res.Partial != "")
 	} else {
 		results = m.Map(res.Feed, now)
 	}
+	// Full text first: the article's picture may spare an og:image lookup.
+	FillFullText(ctx, w.article, w.log, feed.ID, m.FullTextSelector(), results)
 	var needOG []int
 	for i, r := range results {
 		if r.NeedsOGImage {
@@ -111,6 +113,7 @@ func (w *Worker) mapFeed(ctx context.Context, feed config.Feed, res *feeds.Resul
 	}
 	// Before counting: resolving an og:image can turn an item into a skip.
 	w.fetchOGImages(ctx, feed.ID, results, needOG)
+	w.hist.mapped(feed.ID, res.Feed, results)
 	var filtered, failed int
 	warned := map[string]bool{}
 	for _, r := range results {
@@ -154,6 +157,10 @@ func (w *Worker) fetchOGImages(ctx context.Context, feedID string, results []tra
 		r := &results[i]
 		if r.Payload == nil || r.Payload.ExternalURL == "" {
 			r.ResolveOGImage("")
+			continue
+		}
+		if r.Payload.ImageURL != "" { // the full-text article had one
+			r.ResolveOGImage(r.Payload.ImageURL)
 			continue
 		}
 		wg.Add(1)

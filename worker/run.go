@@ -99,6 +99,7 @@ func (w *Worker) Run(ctx context.Context, reload <-chan struct{}) error {
 	goRun("publisher", w.pub.Run)
 	goRun("poller", w.poller.Run)
 	goRun("summary", w.reportSummaries)
+	goRun("history", w.runHistory)
 
 	w.log.Info("feedworker running", "version", w.version, "feeds", len(cfg.Feeds), "api", apiName(cfg), "store", storeName(cfg))
 	var errs []error
@@ -111,6 +112,8 @@ func (w *Worker) Run(ctx context.Context, reload <-chan struct{}) error {
 	}
 	w.log.Info("stopping: no new polls; in-flight work finishes", "grace", cfg.Publish.ShutdownGrace.D().String())
 	wg.Wait()
+	// What the sends that finished during the grace period did.
+	w.flushHistory(ctx)
 	close(errc)
 	for err := range errc {
 		errs = append(errs, err)
@@ -179,6 +182,8 @@ func (w *Worker) Once(ctx context.Context) (Summary, error) {
 	go func() { drained <- w.pub.DrainWhile(ctx, polled) }()
 	results := w.poller.PollAll(ctx)
 	close(polled)
+	// The pass's history is written once the deliveries are done.
+	defer w.flushHistory(ctx)
 	var failed []string
 	for _, r := range results {
 		if r.Err != nil {
@@ -272,6 +277,7 @@ func (w *Worker) admin() *Admin {
 		Status:   w.Status,
 		Pprof:    w.config().Admin.Pprof,
 		Logger:   w.log,
+		Console:  w.mountConsole,
 		Checks: []Check{
 			{Name: "config", Run: func(context.Context) error {
 				if w.config() == nil {

@@ -1,6 +1,10 @@
 package worker
 
-import "time"
+import (
+	"time"
+
+	"github.com/feedworker/feedworker/history"
+)
 
 // Status is what the status page and /status.json show.
 type Status struct {
@@ -9,6 +13,14 @@ type Status struct {
 	Feeds       []FeedStatus `json:"feeds"`
 	Outbox      int64        `json:"outbox"`
 	DeadLetters []DeadLetter `json:"dead_letters"`
+	// API is the API's last hour as this process saw it.
+	API APIState `json:"api"`
+	// ReadOnly is set when admin.token is not: the console takes no action.
+	ReadOnly bool `json:"read_only"`
+	// Hours are the last 24 hours of published, updated and failed sends
+	// and of the outbox depth, oldest first (empty if the history is
+	// unreadable).
+	Hours []history.Hour `json:"hours"`
 	// Unreadable lists, per feed and cause, the API's 2xx answers this
 	// process could not read.
 	Unreadable []UnreadableAnswer `json:"unreadable_answers"`
@@ -37,6 +49,8 @@ type FeedStatus struct {
 	Failures   int        `json:"failures"`
 	Published  int64      `json:"published"`
 	LastError  string     `json:"last_error,omitempty"`
+	// RecentPolls are the feed's last polls from the history, oldest first.
+	RecentPolls []history.Poll `json:"recent_polls,omitempty"`
 }
 
 // Healthy reports whether the last poll succeeded (or none happened yet).
@@ -46,10 +60,13 @@ func (f FeedStatus) Healthy() bool {
 
 // DeadLetter is one item the API refused for good.
 type DeadLetter struct {
-	ID     string     `json:"id"`
-	FeedID string     `json:"feed_id"`
-	Type   string     `json:"type"`
-	Title  string     `json:"title"`
-	Reason string     `json:"reason"`
-	At     *time.Time `json:"at,omitempty"`
+	ID     string `json:"id"`
+	FeedID string `json:"feed_id"`
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Reason string `json:"reason"`
+	// Status is the API's HTTP status (0: no answer).
+	Status   int        `json:"status,omitempty"`
+	Attempts int        `json:"attempts,omitempty"`
+	At       *time.Time `json:"at,omitempty"`
 }

@@ -14,9 +14,12 @@ import (
 // Summary is what a pass did, read from the worker's own metrics so that
 // the printed summary and /metrics can never disagree.
 type Summary struct {
-	Feeds       int            `json:"feeds"`
-	Polled      int            `json:"polled"`
-	NotModified int            `json:"not_modified"`
+	Feeds       int `json:"feeds"`
+	Polled      int `json:"polled"`
+	NotModified int `json:"not_modified"`
+	// Partial polls got a document that ended early: its complete items
+	// were taken, so they are not failures, but the feed needs a look.
+	Partial     int            `json:"partial"`
 	Failed      int            `json:"failed"`
 	Published   map[string]int `json:"published"` // created, by content type
 	Updated     int            `json:"updated"`
@@ -46,10 +49,14 @@ func (s Summary) String() string {
 	if len(types) > 0 {
 		pub = strings.Join(types, ", ")
 	}
-	return fmt.Sprintf("feeds: %d configured, %d %s (%d not modified, %d failed)\n"+
+	partial := ""
+	if s.Partial > 0 {
+		partial = fmt.Sprintf(", %d partial", s.Partial)
+	}
+	return fmt.Sprintf("feeds: %d configured, %d %s (%d not modified%s, %d failed)\n"+
 		"published: %s; %d updated, %d recovered after an ambiguous failure\n"+
 		"items: %d filtered, %d failed to map; outbox %d, dead letters %d",
-		s.Feeds, s.Polled, plural("poll", s.Polled), s.NotModified, s.Failed, pub, s.Updated, s.Recovered,
+		s.Feeds, s.Polled, plural("poll", s.Polled), s.NotModified, partial, s.Failed, pub, s.Updated, s.Recovered,
 		s.Filtered, s.ItemErrors, s.Outbox, s.DeadLetters)
 }
 
@@ -76,6 +83,9 @@ func (w *Worker) Summary(ctx context.Context) Summary {
 				case "not_modified":
 					s.Polled += v
 					s.NotModified += v
+				case "partial":
+					s.Polled += v
+					s.Partial += v
 				default:
 					s.Polled += v
 					s.Failed += v
@@ -150,6 +160,7 @@ func (w *Worker) Status(ctx context.Context) (*Status, error) {
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	st.Outbox = int64(stats.Outbox)
+	w.addHistory(ctx, st, now)
 	dls, err := w.pub.DeadLetters(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
@@ -158,6 +169,7 @@ func (w *Worker) Status(ctx context.Context) (*Status, error) {
 		at := d.At
 		st.DeadLetters = append(st.DeadLetters, DeadLetter{
 			ID: d.ID, FeedID: d.FeedID, Type: d.Type, Title: d.Title, Reason: d.Reason, At: &at,
+			Status: d.Status, Attempts: d.Attempts,
 		})
 	}
 	for _, u := range w.pub.UnreadableAnswers() {

@@ -119,6 +119,6 @@ func (w *Worker) handlePush(ctx context.Context, feedID string, body []byte, con
 		return err
 	}
 	res.Validators = feeds.Validators{ETag: v.ETag, LastModified: v.LastModified}
-	res.Partial = true
+	res.Pushed = true
 	return w.Handle(ctx, *feed, res)
 }

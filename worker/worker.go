@@ -26,9 +26,12 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/feedworker/feedworker/acs"
+	"github.com/feedworker/feedworker/article"
 	"github.com/feedworker/feedworker/config"
 	"github.com/feedworker/feedworker/dedupe"
 	"github.com/feedworker/feedworker/feeds"
+	"github.com/feedworker/feedworker/history"
+	"github.com/feedworker/feedworker/internal/netguard"
 	"github.com/feedworker/feedworker/publish"
 	"github.com/feedworker/feedworker/sandbox"
 	"github.com/feedworker/feedworker/transform"
@@ -76,11 +79,15 @@ type Worker struct {
 	poller  *feeds.Poller
 	leases  *dedupe.Owner // nil with the embedded store: one process owns every feed
 	og      *transform.OGImageFetcher
+	article *article.Fetcher
 	sandbox *sandbox.Server    // the embedded API, when base_url is "embedded"
 	websub  *websub.Subscriber // nil unless websub.public_url is set
 	// websubLive is set while the callback listener serves.
 	websubLive atomic.Bool
 	metrics    *metrics
+	hist       *recorder  // the console's history
+	api        *apiWindow // the API's last hour, for the console
+	console    *consoleState
 
 	closers []func() error
 }
@@ -124,6 +131,9 @@ func New(ctx context.Context, o Options) (_ *Worker, err error) {
 	if err := w.openStore(ctx); err != nil {
 		return nil, err
 	}
+	if err := w.openHistory(o.Registerer); err != nil {
+		return nil, err
+	}
 	if w.redis != nil {
 		// What a poll or a delivery costs Redis, for sizing and for the
 		// bench (docs/PERFORMANCE.md): each command sent alone and each
@@ -149,6 +159,7 @@ func New(ctx context.Context, o Options) (_ *Worker, err error) {
 		ShutdownGrace: cfg.Publish.ShutdownGrace.D(),
 		MaxBackoff:    cfg.Publish.MaxBackoff.D(),
 		Owner:         owner,
+		Observer:      w.hist,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("publisher: %w", err)
@@ -161,7 +172,14 @@ func New(ctx context.Context, o Options) (_ *Worker, err error) {
 	if err := w.openWebSub(o.Registerer, owner); err != nil {
 		return nil, err
 	}
-	w.og = transform.NewOGImageFetcher(transform.OGImageOptions{UserAgent: cfg.HTTP.UserAgent})
+	nets, err := netguard.ParsePrefixes(cfg.HTTP.AllowNetworks)
+	if err != nil {
+		return nil, fmt.Errorf("http.allow_networks: %w", err)
+	}
+	w.og = transform.NewOGImageFetcher(transform.OGImageOptions{UserAgent: cfg.HTTP.UserAgent, AllowNetworks: nets})
+	if w.article, err = NewArticleFetcher(cfg.HTTP, o.Registerer); err != nil {
+		return nil, fmt.Errorf("full text fetcher: %w", err)
+	}
 	w.poller, err = feeds.NewPoller(feeds.PollerOptions{
 		HTTP:       cfg.HTTP,
 		Handler:    w,
@@ -169,12 +187,26 @@ func New(ctx context.Context, o Options) (_ *Worker, err error) {
 		Logger:     w.log.With("component", "feeds"),
 		Registerer: o.Registerer,
 		Grace:      cfg.Publish.ShutdownGrace.D(),
+		Observer:   w.hist,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("poller: %w", err)
 	}
 	w.poller.Update(cfg.Feeds)
 	return w, nil
+}
+
+// openHistory opens the console's history beside the store.
+func (w *Worker) openHistory(reg prometheus.Registerer) error {
+	lim := history.Limits{Items: w.cfg.Admin.History, Polls: w.cfg.Admin.History, TTL: w.cfg.Store.Retention.D()}
+	hs, err := OpenHistory(&Store{Store: w.store, Redis: w.redis}, w.cfg.Redis.Prefix, lim)
+	if err != nil {
+		return err
+	}
+	rec := history.NewRecorder(hs, history.RecorderOptions{Logger: w.log.With("component", "history"), Registerer: reg})
+	w.hist = newRecorder(hs, rec, w.now)
+	w.console = newConsoleState(reg)
+	return nil
 }
 
 // processOwner names this process in claims and leases.
@@ -260,7 +292,12 @@ func configuredFeeds(cfg *config.Config) []string {
 // openAPI builds the API client, starting the embedded sandbox when the
 // config asks for it.
 func (w *Worker) openAPI(ctx context.Context) error {
-	api, err := OpenAPI(ctx, w.cfg, APIOptions{Logger: w.log, Hook: w.metrics.apiHook, SandboxData: w.cfg.API.SandboxData})
+	w.api = newAPIWindow()
+	hook := func(ctx context.Context, info acs.RequestInfo) {
+		w.metrics.apiHook(ctx, info)
+		w.api.observe(info)
+	}
+	api, err := OpenAPI(ctx, w.cfg, APIOptions{Logger: w.log, Hook: hook, SandboxData: w.cfg.API.SandboxData})
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,8 @@ Usage:
   feedworker feeds import FILE.opml [--config F [--write]] [--type T] [--category-from-outline]
                                           feed entries from an OPML list: printed, or merged into F
   feedworker feeds export --config F      print the configured feeds as OPML 2.0
+  feedworker explain    --config F (--feed ID | --item TEXT) [--json]
+                                          what happened to an item (or a feed's last polls and items)
   feedworker sandbox    [--addr 127.0.0.1:8089] [--data FILE]
                                           serve the local sandbox of the API
   feedworker bench      [--feeds 1000 --items 20 --change 0.1 --runs 1 --json ...]
@@ -79,6 +81,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdBackfill(ctx, rest, stdout, stderr)
 	case "release":
 		err = cmdRelease(ctx, rest, stdout, stderr)
+	case "explain":
+		err = cmdExplain(ctx, rest, stdout, stderr)
 	case "sandbox":
 		err = cmdSandbox(ctx, rest, stdout, stderr)
 	case "healthcheck":

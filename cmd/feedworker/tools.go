@@ -52,6 +52,11 @@ func cmdPreview(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	articles, err := worker.NewArticleFetcher(cfg.HTTP, nil)
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// Each item shows the request its first publish sends (the fields of its
 	// type only), with the send-time date rules applied, and the category
 	// names that become ids then.
@@ -93,6 +98,9 @@ func cmdPreview(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if res.Calendar != nil {
 			results = m.MapCalendar(res.Calendar, now)
 		}
+		// The body shown is the one publishing sends: with full_text, the
+		// article's extracted content.
+		worker.FillFullText(ctx, articles, logger, f.ID, m.FullTextSelector(), results)
 		for _, r := range results {
 			it := item{Skip: r.Skip}
 			if r.Err != nil {

@@ -1,0 +1,264 @@
+package history_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/redis/go-redis/v9"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/feedworker/feedworker/dedupe"
+	"github.com/feedworker/feedworker/dedupe/dedupetest"
+	"github.com/feedworker/feedworker/history"
+)
+
+// stores runs fn against both stores with the same limits.
+func stores(t *testing.T, lim history.Limits, fn func(t *testing.T, s history.Store, rc *redis.Client)) {
+	t.Run("redis", func(t *testing.T) {
+		c, prefix := dedupetest.Redis(t)
+		fn(t, history.NewRedis(c, prefix, lim), c)
+	})
+	t.Run("bolt", func(t *testing.T) {
+		fn(t, history.NewBolt(openBolt(t), lim), nil)
+	})
+}
+
+func openBolt(t testing.TB) *bolt.DB {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "h.db"), 0o600, &bolt.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+var t0 = time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+
+func ms(d time.Duration) int64 { return t0.Add(d).UnixMilli() }
+
+func TestFatesOfOneItem(t *testing.T) {
+	t.Parallel()
+	stores(t, history.Limits{}, func(t *testing.T, s history.Store, rc *redis.Client) {
+		ctx := t.Context()
+		dg1 := map[string]string{"title": "aa", "body": "bb", "image": "cc"}
+		dg2 := map[string]string{"title": "a2", "body": "bb", "link": "dd"}
+		steps := []history.Update{
+			{ID: "x1", Title: "First", Link: "https://e.com/1", GUID: "g1", Seen: true, Digest: dg1, Event: history.Event{Kind: history.Queued, At: ms(0)}},
+			{ID: "x1", Event: history.Event{Kind: history.Retrying, At: ms(time.Second), Attempt: 1, Status: 503, Next: ms(3 * time.Second), Detail: "503 Service Unavailable"}},
+			{ID: "x1", Event: history.Event{Kind: history.Published, At: ms(4 * time.Second), ContentID: 42}},
+			{ID: "x1", Seen: true, Digest: dg1, Event: history.Event{Kind: history.Unchanged, At: ms(time.Minute)}},
+			{ID: "x1", Seen: true, Digest: dg1, Event: history.Event{Kind: history.Unchanged, At: ms(2 * time.Minute)}},
+			{ID: "x1", Title: "First, fixed", Seen: true, Digest: dg2, Event: history.Event{Kind: history.Changed, At: ms(3 * time.Minute)}},
+			{ID: "x1", Event: history.Event{Kind: history.Updated, At: ms(3*time.Minute + time.Second), ContentID: 42}},
+		}
+		// One write per step, as separate flushes would.
+		for _, u := range steps {
+			if err := s.Write(ctx, []history.Batch{{Feed: "news", Items: []history.Update{u}}}, nil, -1, t0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f, err := s.Feed(ctx, "news")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []history.Item{{
+			ID: "x1", Title: "First, fixed", Link: "https://e.com/1", GUID: "g1",
+			FirstSeen: ms(0), LastSeen: ms(3 * time.Minute), Digest: dg2,
+			Events: []history.Event{
+				{Kind: history.Queued, At: ms(0)},
+				{Kind: history.Retrying, At: ms(time.Second), Attempt: 1, Status: 503, Next: ms(3 * time.Second), Detail: "503 Service Unavailable"},
+				{Kind: history.Published, At: ms(4 * time.Second), ContentID: 42},
+				{Kind: history.Unchanged, At: ms(2 * time.Minute), Count: 2},
+				{Kind: history.Changed, At: ms(3 * time.Minute), Fields: []string{"image", "link", "title"}},
+				{Kind: history.Updated, At: ms(3*time.Minute + time.Second), ContentID: 42},
+			},
+		}}
+		if diff := cmp.Diff(want, f.Items); diff != "" {
+			t.Errorf("items (-want +got):\n%s", diff)
+		}
+		if got := f.Items[0].ContentID(); got != 42 {
+			t.Errorf("ContentID() = %d, want 42", got)
+		}
+	})
+}
+
+func TestPollsAndSearch(t *testing.T) {
+	t.Parallel()
+	stores(t, history.Limits{}, func(t *testing.T, s history.Store, rc *redis.Client) {
+		ctx := t.Context()
+		b := []history.Batch{
+			{Feed: "a", Polls: []history.Poll{{At: ms(0), Result: "ok", StatusCode: 200, Bytes: 1200, New: 2, ETag: `"v1"`}},
+				Items: []history.Update{
+					{ID: "a-1", Title: "Tour dates announced", Link: "https://a.example/tour", Seen: true, Event: history.Event{Kind: history.Queued, At: ms(0)}},
+					{ID: "guid:zz", Title: "Sponsored: buy now", GUID: "zz", Seen: true, Event: history.Event{Kind: history.Filtered, At: ms(0), Detail: "excluded: sponsored in title"}},
+				}},
+			{Feed: "b", Polls: []history.Poll{{At: ms(0), Result: "error_http", StatusCode: 500, Error: "http status 500"}}},
+		}
+		if err := s.Write(ctx, b, nil, -1, t0); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Write(ctx, []history.Batch{{Feed: "b", Polls: []history.Poll{{At: ms(time.Minute), Result: "not_modified", StatusCode: 304}}}}, nil, -1, t0); err != nil {
+			t.Fatal(err)
+		}
+		polls, err := s.Polls(ctx, []string{"a", "b", "none"}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(polls["b"]); got != 2 || polls["b"][0].Result != "not_modified" || polls["b"][1].Error != "http status 500" {
+			t.Errorf("polls of b, newest first = %+v", polls["b"])
+		}
+		if len(polls["a"]) != 1 || polls["a"][0].ETag != `"v1"` || len(polls["none"]) != 0 {
+			t.Errorf("polls = %+v", polls)
+		}
+		for q, want := range map[string]string{"TOUR": "a-1", "a.example/tour": "a-1", "zz": "guid:zz", "a-1": "a-1", "nothing": ""} {
+			found, err := s.Find(ctx, []string{"a", "b"}, q, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ""
+			if len(found) > 0 {
+				got = found[0].Item.ID
+			}
+			if got != want || len(found) > 1 {
+				t.Errorf("Find(%q) = %+v, want %q", q, found, want)
+			}
+		}
+	})
+}
+
+func TestHours(t *testing.T) {
+	t.Parallel()
+	stores(t, history.Limits{}, func(t *testing.T, s history.Store, rc *redis.Client) {
+		ctx := t.Context()
+		now := t0.Add(90 * time.Minute)
+		h0, h1 := t0.UnixMilli(), t0.Add(time.Hour).UnixMilli()
+		for range 2 {
+			if err := s.Write(ctx, nil, map[int64]history.Hour{h0: {Published: 3, Failed: 1}, h1: {Updated: 2}}, 7, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		hours, err := s.Hours(ctx, t0.Add(-time.Hour), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []history.Hour{
+			{Start: t0.Add(-time.Hour).UnixMilli(), Outbox: -1},
+			{Start: h0, Published: 6, Failed: 2, Outbox: -1},
+			{Start: h1, Updated: 4, Outbox: 7},
+		}
+		if diff := cmp.Diff(want, hours); diff != "" {
+			t.Errorf("hours (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestBoundedUnderManyPolls: a feed polled a thousand times, each poll
+// bringing new items, keeps exactly its bound of items and polls, the
+// newest ones.
+func TestBoundedUnderManyPolls(t *testing.T) {
+	t.Parallel()
+	lim := history.Limits{Items: 50, Polls: 30}
+	stores(t, lim, func(t *testing.T, s history.Store, rc *redis.Client) {
+		ctx := t.Context()
+		const polls, perPoll = 1000, 5
+		for p := range polls {
+			at := ms(time.Duration(p) * time.Minute)
+			b := history.Batch{Feed: "busy", Polls: []history.Poll{{At: at, Result: "ok", StatusCode: 200, New: perPoll}}}
+			for i := range perPoll {
+				id := fmt.Sprintf("item-%d-%d", p, i)
+				b.Items = append(b.Items,
+					history.Update{ID: id, Title: "Title " + id, Seen: true, Event: history.Event{Kind: history.Queued, At: at}},
+					history.Update{ID: id, Event: history.Event{Kind: history.Published, At: at + 1, ContentID: int64(p*perPoll + i)}})
+			}
+			// An old item seen on every poll stays (it is active).
+			b.Items = append(b.Items, history.Update{ID: "evergreen", Seen: true, Event: history.Event{Kind: history.Unchanged, At: at}})
+			if err := s.Write(ctx, []history.Batch{b}, nil, -1, t0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f, err := s.Feed(ctx, "busy")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(f.Items) != lim.Items || len(f.Polls) != lim.Polls {
+			t.Fatalf("kept %d items and %d polls, want %d and %d", len(f.Items), len(f.Polls), lim.Items, lim.Polls)
+		}
+		if f.Polls[0].At != ms((polls-1)*time.Minute) {
+			t.Errorf("newest poll at %d, want the last one", f.Polls[0].At)
+		}
+		var ever *history.Item
+		for i, it := range f.Items {
+			if it.ID == "evergreen" {
+				ever = &f.Items[i]
+				continue
+			}
+			var p, n int
+			if _, err := fmt.Sscanf(it.ID, "item-%d-%d", &p, &n); err != nil || p < polls-lim.Items/perPoll {
+				t.Errorf("item %s kept, want only the newest", it.ID)
+			}
+		}
+		if ever == nil || len(ever.Events) != 1 || ever.Events[0].Count != polls {
+			t.Errorf("the item seen on every poll = %+v, want one unchanged event counted %d times", ever, polls)
+		}
+		if rc != nil {
+			// Nothing outside the bound lingers in the keys themselves.
+			keys := s.(*history.Redis).Keys("busy")
+			hlen, zlen, llen := rc.HLen(ctx, keys[0]).Val(), rc.ZCard(ctx, keys[1]).Val(), rc.LLen(ctx, keys[2]).Val()
+			if hlen != int64(lim.Items) || zlen != int64(lim.Items) || llen != int64(lim.Polls) {
+				t.Errorf("HLEN %d, ZCARD %d, LLEN %d; want %d, %d, %d", hlen, zlen, llen, lim.Items, lim.Items, lim.Polls)
+			}
+		}
+	})
+}
+
+// TestRedisWriteIsOneRoundTrip: what a flush writes for many feeds, with
+// the hour counts and the outbox sample, costs Redis one round trip.
+func TestRedisWriteIsOneRoundTrip(t *testing.T) {
+	t.Parallel()
+	c, prefix := dedupetest.Redis(t)
+	rt := &dedupe.RoundTripCounter{}
+	c.AddHook(rt)
+	s := history.NewRedis(c, prefix, history.Limits{})
+	ctx := t.Context()
+	var batches []history.Batch
+	for f := range 20 {
+		feed := fmt.Sprintf("feed-%d", f)
+		batches = append(batches, history.Batch{Feed: feed,
+			Polls: []history.Poll{{At: ms(0), Result: "ok", StatusCode: 200}},
+			Items: []history.Update{{ID: feed + "-1", Seen: true, Event: history.Event{Kind: history.Queued, At: ms(0)}}}})
+	}
+	hours := map[int64]history.Hour{t0.UnixMilli(): {Published: 3}}
+	// The first write may load the script; the second is the steady state.
+	if err := s.Write(ctx, batches, hours, 5, t0); err != nil {
+		t.Fatal(err)
+	}
+	before := rt.Count()
+	if err := s.Write(ctx, batches, hours, 5, t0); err != nil {
+		t.Fatal(err)
+	}
+	if n := rt.Count() - before; n != 1 {
+		t.Errorf("a write of 20 feeds took %d round trips, want 1", n)
+	}
+}
+
+// TestRedisKeysExpire: a feed's keys live Limits.TTL after its last write,
+// so the history of a feed removed from the config goes by itself.
+func TestRedisKeysExpire(t *testing.T) {
+	t.Parallel()
+	c, prefix := dedupetest.Redis(t)
+	s := history.NewRedis(c, prefix, history.Limits{TTL: time.Hour})
+	b := history.Batch{Feed: "f", Polls: []history.Poll{{At: ms(0), Result: "ok"}},
+		Items: []history.Update{{ID: "1", Event: history.Event{Kind: history.Queued, At: ms(0)}}}}
+	if err := s.Write(t.Context(), []history.Batch{b}, nil, -1, t0); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range s.Keys("f") {
+		if ttl := c.PTTL(t.Context(), k).Val(); ttl <= 0 || ttl > time.Hour {
+			t.Errorf("%s: TTL %v, want up to an hour", k, ttl)
+		}
+	}
+}
