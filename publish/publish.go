@@ -294,7 +294,7 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 		c.Duplicate = len(items)
 		p.countItems(feedID, c)
 		p.saveICalNote(ctx, feedID, icalNote)
-		p.observeAccepted(feedID, kept, dropped, d, nil, nil)
+		p.observeAccepted(feedID, kept, dropped, d, nil, nil, nil)
 		return c, nil
 	}
 
@@ -406,7 +406,7 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 	c.Held = held
 	c.Seen -= held
 	p.countItems(feedID, c)
-	p.observeAccepted(feedID, kept, dropped, d, act, out[:len(out)-len(repostChanges)])
+	p.observeAccepted(feedID, kept, dropped, d, act, out[:len(out)-len(repostChanges)], plan)
 	if c.New+c.Updated+c.RepostUpdates > 0 {
 		p.wake()
 	}

@@ -383,3 +383,20 @@ func (plan *repostPlan) counts() RepostCounts {
 	}
 	return out
 }
+
+func (plan *repostPlan) match(i int) (repostMatch, bool) {
+	if plan == nil {
+		return repostMatch{}, false
+	}
+	m, ok := plan.matches[i]
+	return m, ok
+}
+
+// reason is the item history's account of a match.
+func (m repostMatch) reason() string {
+	how := map[string]string{MatchURL: "link or GUID", MatchText: "title, day and text", MatchAcross: "link or GUID, in feed " + m.target.FeedID}[m.by]
+	if m.rec.ContentID != 0 {
+		return fmt.Sprintf("repost of content %d (matched by %s)", m.rec.ContentID, how)
+	}
+	return fmt.Sprintf("repost of item %s (matched by %s)", m.target, how)
+}

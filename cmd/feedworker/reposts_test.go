@@ -317,3 +317,20 @@ func TestFloodHeldAndReleased(t *testing.T) {
 		})
 	}
 }
+
+// TestRepostInHistory: explain tells an operator what became of a repost.
+func TestRepostInHistory(t *testing.T) {
+	t.Parallel()
+	e := newRepostEnv(t, false)
+	base := townNews()
+	e.pass("", map[string][]story{"a": base})
+	moved := mapStories(base, func(_ int, s story) story {
+		s.guid, s.link = strings.Replace(s.guid, "http:", "https:", 1), strings.Replace(s.link, "http:", "https:", 1)
+		return s
+	})
+	e.pass("", map[string][]story{"a": moved})
+	code, out, errOut := runCLI(t, "explain", "--config", filepath.Join(e.dir, "c.yaml"), "--feed", "a")
+	if code != 0 || !strings.Contains(out, "repost of content") || !strings.Contains(out, "matched by link or GUID") {
+		t.Errorf("explain --feed a: exit %d\n%s%s", code, out, errOut)
+	}
+}
