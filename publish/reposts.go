@@ -137,7 +137,7 @@ func (p *Publisher) matchReposts(ctx context.Context, ai dedupe.AliasIndex, feed
 	count := map[string]int{}
 	inFetch := make(map[string]bool, len(kept))
 	for i, pl := range kept {
-		plan.prints[i] = printsOf(pl, o.Text)
+		plan.prints[i] = printsOf(pl, o.Text && status[i] == dedupe.StatusNew) // SimHash only for what may be written or matched
 		for _, fp := range plan.prints[i].urls {
 			count[fp]++
 		}
