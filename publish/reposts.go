@@ -240,6 +240,13 @@ func (p *Publisher) matchReposts(ctx context.Context, ai dedupe.AliasIndex, feed
 		if !ok || rec.State == dedupe.StateRemoved || rec.Type != pl.Type {
 			continue
 		}
+		// Another feed's item counts only once it is content on the
+		// service: one still queued may yet be refused for good (that
+		// feed's categories, say), and this feed's copy must not be lost
+		// with it.
+		if a.by == MatchAcross && (rec.ContentID == 0 || rec.State != dedupe.StateActive) {
+			continue
+		}
 		if a.by == MatchText && now.Sub(rec.FirstSeen) > o.Window {
 			continue
 		}
