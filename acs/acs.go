@@ -21,7 +21,9 @@ const APIVersion = "3.0"
 // (see [Client.Templates]). Change it with [WithTemplatePath].
 const DefaultTemplatePath = "/v3/{type}/template"
 
-// defaultUserAgent is sent unless [WithUserAgent] says otherwise.
+// defaultUserAgent is sent unless [WithUserAgent] says otherwise. It is
+// the package's own, for use without feedworker: the worker always passes
+// http.user_agent (whose default lives in feedworker's config package).
 const defaultUserAgent = "feedworker-acs/3"
 
 // Client talks to one instance of the Audience and Content Service. It is
@@ -183,7 +185,9 @@ func WithNotify(f func(ctx context.Context, err error)) Option {
 	}
 }
 
-// WithUserAgent sets the User-Agent header.
+// WithUserAgent sets the User-Agent header of the client's requests
+// (default "feedworker-acs/3"). Token requests go through the
+// [http.Client] given to [NewClient]; its transport sets theirs.
 func WithUserAgent(ua string) Option {
 	return func(c *Client) error {
 		c.userAgent = ua

@@ -19,25 +19,30 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/net/html/charset"
 
+	"github.com/feedworker/feedworker/config"
 	"github.com/feedworker/feedworker/internal/netguard"
 )
 
-// Options configure a Fetcher. Zero values take the defaults named; the
-// worker passes the http section of the configuration, so article pages
-// are fetched within the feed fetcher's limits.
+// Options configure a Fetcher. Zero values take the defaults named (the
+// http section's, from config.Default, for the fields it has); the worker
+// passes the http section of the configuration, so article pages are
+// fetched within the feed fetcher's limits.
 type Options struct {
-	// UserAgent is sent with each request (default "feedworker").
+	// UserAgent is sent with each request (default http.user_agent's).
 	UserAgent string
-	// ConnectTimeout bounds dialing and TLS (default 10s); Timeout one
-	// whole fetch, body included (default 60s).
+	// ConnectTimeout bounds dialing and TLS (default
+	// http.connect_timeout's); Timeout one whole fetch, body included
+	// (default http.timeout's).
 	ConnectTimeout time.Duration
 	Timeout        time.Duration
 	// MaxBytes is the largest page read, after decompression (default
-	// 10 MiB); a larger page fails with cause too_large.
+	// http.max_body_size's); a larger page fails with cause too_large.
 	MaxBytes int64
-	// MaxRedirects is how many redirects one fetch follows (default 10).
+	// MaxRedirects is how many redirects one fetch follows (default
+	// http.max_redirects').
 	MaxRedirects int
-	// PerHost bounds the fetches in flight to one host (default 4).
+	// PerHost bounds the fetches in flight to one host (default
+	// http.per_host_concurrency's).
 	PerHost int
 	// AllowNetworks are the networks besides the public internet that
 	// pages may come from (http.allow_networks).
@@ -116,23 +121,24 @@ type entry struct {
 
 // NewFetcher returns a Fetcher with its own HTTP client.
 func NewFetcher(o Options) (*Fetcher, error) {
+	def := config.Default().HTTP
 	if o.UserAgent == "" {
-		o.UserAgent = "feedworker"
+		o.UserAgent = def.UserAgent
 	}
 	if o.ConnectTimeout <= 0 {
-		o.ConnectTimeout = 10 * time.Second
+		o.ConnectTimeout = def.ConnectTimeout.D()
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = 60 * time.Second
+		o.Timeout = def.Timeout.D()
 	}
 	if o.MaxBytes <= 0 {
-		o.MaxBytes = 10 << 20
+		o.MaxBytes = int64(def.MaxBodySize)
 	}
 	if o.MaxRedirects <= 0 {
-		o.MaxRedirects = 10
+		o.MaxRedirects = def.MaxRedirects
 	}
 	if o.PerHost <= 0 {
-		o.PerHost = 4
+		o.PerHost = def.PerHostConcurrency
 	}
 	if o.CacheSize <= 0 {
 		o.CacheSize = 1024

@@ -81,6 +81,13 @@ func builtin(version string) Config {
 	}
 }
 
+// Default returns the built-in defaults with this build's version in the
+// user agent. Packages that fill in zero fields of a section they are
+// given (feeds.NewFetcher, article.NewFetcher) take them from here, so a
+// default is still written down once; the worker always passes loaded
+// values, which have every default applied.
+func Default() Config { return builtin(buildVersion()) }
+
 func ptr[T any](v T) *T { return &v }
 
 // fitInterval brings the built-in feed interval within the file's

@@ -33,22 +33,28 @@ func (b *Bolt) lease(ctx context.Context, op, name, owner string, ttl time.Durat
 	}
 	var ok bool
 	err := b.update(ctx, op+" lease "+name, func(tx *bolt.Tx) error {
-		leases := tx.Bucket(bLeases)
-		wall := time.Now().UnixMilli()
-		holder, live := claimedBy(leases, name, wall)
-		mine := live && holder == owner
-		switch {
-		case op == "release":
-			if mine {
-				ok = true
-				return leases.Delete([]byte(name))
-			}
-			return nil
-		case mine || (op == "acquire" && !live):
-			ok = true
-			return leases.Put([]byte(name), append(u64(wall+ttl.Milliseconds()), owner...))
-		}
-		return nil
+		var err error
+		ok, err = leaseTx(tx, op, name, owner, ttl)
+		return err
 	})
 	return ok, err
+}
+
+// leaseTx is one lease operation ("acquire", "renew" or "release") inside
+// a write transaction.
+func leaseTx(tx *bolt.Tx, op, name, owner string, ttl time.Duration) (bool, error) {
+	leases := tx.Bucket(bLeases)
+	wall := time.Now().UnixMilli()
+	holder, live := claimedBy(leases, name, wall)
+	mine := live && holder == owner
+	switch {
+	case op == "release":
+		if mine {
+			return true, leases.Delete([]byte(name))
+		}
+		return false, nil
+	case mine || (op == "acquire" && !live):
+		return true, leases.Put([]byte(name), append(u64(wall+ttl.Milliseconds()), owner...))
+	}
+	return false, nil
 }

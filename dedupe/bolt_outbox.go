@@ -123,6 +123,7 @@ func (b *Bolt) Claim(ctx context.Context, owner string, max int, ttl time.Durati
 	var next time.Time
 	nowMS := ms(now)
 	err := b.update(ctx, "claim", func(tx *bolt.Tx) error {
+		out, next = nil, time.Time{}
 		o := outboxOf(tx)
 		wall := time.Now().UnixMilli()
 		var members []string
@@ -208,98 +209,104 @@ func (b *Bolt) Settle(ctx context.Context, k Key, owner string, s Settlement, no
 	if err := checkToken("run", s.Run); err != nil {
 		return false, err
 	}
-	member := k.String()
-	nowMS := ms(now)
 	var held bool
-	err = b.update(ctx, "settle "+member+" ("+kind+")", func(tx *bolt.Tx) error {
-		o := outboxOf(tx)
-		holder, live := claimedBy(o.claims, member, time.Now().UnixMilli())
-		held = live && holder == owner
-		f, err := feedOf(tx, k.FeedID, true)
-		if err != nil {
-			return err
-		}
-		r, exists, err := f.record(k.ExternalID)
-		if err != nil {
-			return err
-		}
-		if !exists {
-			r = Record{Hash: s.Hash, Type: s.Type, FirstSeen: fromMS(nowMS)}
-		}
-		if !held {
-			// The claim lapsed: whoever holds it now owns the item's
-			// state. Only a content id the API really gave is kept, on a
-			// record without one, so a later send updates it.
-			if s.Kind == Delivered && r.ContentID == 0 {
-				r.ContentID, r.Type, r.PublishedHash, r.LastPublished = s.ContentID, s.Type, s.Hash, fromMS(nowMS)
-				return f.putRecord(k.ExternalID, r)
-			}
-			return nil
-		}
-		m, hasMeta, err := o.getMeta(member)
-		if err != nil {
-			return err
-		}
-		failed := func() error {
-			m.attempts++
-			m.status, m.reason = s.Status, oneLine(s.Reason)
-			return o.failedRun(member, s.Run)
-		}
-		write := exists
-		switch s.Kind {
-		case Delivered:
-			r.ContentID, r.Type, r.PublishedHash = s.ContentID, s.Type, s.Hash
-			r.LastPublished, r.PendingHash, r.State = fromMS(nowMS), "", StateActive
-			write = true
-			err = o.runs.Delete([]byte(member))
-			if hasMeta && err == nil {
-				if m.hash == s.Hash {
-					err = o.drop(member)
-				} else {
-					m.attempts, m.status, m.reason = 0, 0, ""
-					err = errors.Join(o.putMeta(member, m), o.setDue(member, nowMS))
-				}
-			}
-		case Retry:
-			if !s.Ambiguous {
-				r.PendingHash = ""
-			}
-			if s.ForgetContent {
-				r.ContentID, r.PublishedHash = 0, ""
-			}
-			if hasMeta {
-				err = errors.Join(failed(), o.putMeta(member, m), o.setDue(member, ms(s.Next)))
-			}
-		case Dead:
-			if !s.Ambiguous {
-				r.PendingHash = ""
-			}
-			r.State = StateDead
-			if hasMeta {
-				err = errors.Join(failed(), o.putMeta(member, m), o.unsetDue(member), o.dead.Put([]byte(member), u64(nowMS)))
-			}
-		case Removed:
-			r.PendingHash, r.State = "", StateRemoved
-			err = o.drop(member)
-		case Release:
-			if !s.Ambiguous {
-				r.PendingHash = ""
-			}
-			if _, queued := o.dueAt(member); hasMeta && queued && !s.Next.IsZero() {
-				err = o.setDue(member, ms(s.Next))
-			}
-		}
-		if err != nil {
-			return err
-		}
-		if write {
-			if err := f.putRecord(k.ExternalID, r); err != nil {
-				return err
-			}
-		}
-		return o.claims.Delete([]byte(member))
+	err = b.update(ctx, "settle "+k.String()+" ("+kind+")", func(tx *bolt.Tx) error {
+		var err error
+		held, err = settleTx(tx, k, owner, s, ms(now))
+		return err
 	})
 	return held, err
+}
+
+// settleTx is Settle inside a write transaction.
+func settleTx(tx *bolt.Tx, k Key, owner string, s Settlement, nowMS int64) (bool, error) {
+	member := k.String()
+	o := outboxOf(tx)
+	holder, live := claimedBy(o.claims, member, time.Now().UnixMilli())
+	held := live && holder == owner
+	f, err := feedOf(tx, k.FeedID, true)
+	if err != nil {
+		return held, err
+	}
+	r, exists, err := f.record(k.ExternalID)
+	if err != nil {
+		return held, err
+	}
+	if !exists {
+		r = Record{Hash: s.Hash, Type: s.Type, FirstSeen: fromMS(nowMS)}
+	}
+	if !held {
+		// The claim lapsed: whoever holds it now owns the item's
+		// state. Only a content id the API really gave is kept, on a
+		// record without one, so a later send updates it.
+		if s.Kind == Delivered && r.ContentID == 0 {
+			r.ContentID, r.Type, r.PublishedHash, r.LastPublished = s.ContentID, s.Type, s.Hash, fromMS(nowMS)
+			return held, f.putRecord(k.ExternalID, r)
+		}
+		return held, nil
+	}
+	m, hasMeta, err := o.getMeta(member)
+	if err != nil {
+		return held, err
+	}
+	failed := func() error {
+		m.attempts++
+		m.status, m.reason = s.Status, oneLine(s.Reason)
+		return o.failedRun(member, s.Run)
+	}
+	write := exists
+	switch s.Kind {
+	case Delivered:
+		r.ContentID, r.Type, r.PublishedHash = s.ContentID, s.Type, s.Hash
+		r.LastPublished, r.PendingHash, r.State = fromMS(nowMS), "", StateActive
+		write = true
+		err = o.runs.Delete([]byte(member))
+		if hasMeta && err == nil {
+			if m.hash == s.Hash {
+				err = o.drop(member)
+			} else {
+				m.attempts, m.status, m.reason = 0, 0, ""
+				err = errors.Join(o.putMeta(member, m), o.setDue(member, nowMS))
+			}
+		}
+	case Retry:
+		if !s.Ambiguous {
+			r.PendingHash = ""
+		}
+		if s.ForgetContent {
+			r.ContentID, r.PublishedHash = 0, ""
+		}
+		if hasMeta {
+			err = errors.Join(failed(), o.putMeta(member, m), o.setDue(member, ms(s.Next)))
+		}
+	case Dead:
+		if !s.Ambiguous {
+			r.PendingHash = ""
+		}
+		r.State = StateDead
+		if hasMeta {
+			err = errors.Join(failed(), o.putMeta(member, m), o.unsetDue(member), o.dead.Put([]byte(member), u64(nowMS)))
+		}
+	case Removed:
+		r.PendingHash, r.State = "", StateRemoved
+		err = o.drop(member)
+	case Release:
+		if !s.Ambiguous {
+			r.PendingHash = ""
+		}
+		if _, queued := o.dueAt(member); hasMeta && queued && !s.Next.IsZero() {
+			err = o.setDue(member, ms(s.Next))
+		}
+	}
+	if err != nil {
+		return held, err
+	}
+	if write {
+		if err := f.putRecord(k.ExternalID, r); err != nil {
+			return held, err
+		}
+	}
+	return held, o.claims.Delete([]byte(member))
 }
 
 // RenewClaim implements [Store.RenewClaim] in one transaction. Like
@@ -311,25 +318,33 @@ func (b *Bolt) RenewClaim(ctx context.Context, k Key, owner string, ttl time.Dur
 	if owner == "" || ttl < time.Millisecond {
 		return Renewal{}, fmt.Errorf("renew claim %s: %w: empty owner or ttl under 1ms", k, ErrInvalid)
 	}
-	member := k.String()
 	var rn Renewal
-	err := b.update(ctx, "renew claim "+member, func(tx *bolt.Tx) error {
-		o := outboxOf(tx)
-		wall := time.Now().UnixMilli()
-		holder, live := claimedBy(o.claims, member, wall)
-		rn.Held = live && holder == owner
-		if rn.Held {
-			if err := o.claims.Put([]byte(member), append(u64(wall+ttl.Milliseconds()), owner...)); err != nil {
-				return err
-			}
-		}
-		f, err := feedOf(tx, k.FeedID, false)
-		if err != nil || f == nil {
-			return err
-		}
-		rn.Record, rn.Known, err = f.record(k.ExternalID)
+	err := b.update(ctx, "renew claim "+k.String(), func(tx *bolt.Tx) error {
+		var err error
+		rn, err = renewTx(tx, k, owner, ttl)
 		return err
 	})
+	return rn, err
+}
+
+// renewTx is RenewClaim inside a write transaction.
+func renewTx(tx *bolt.Tx, k Key, owner string, ttl time.Duration) (Renewal, error) {
+	var rn Renewal
+	member := k.String()
+	o := outboxOf(tx)
+	wall := time.Now().UnixMilli()
+	holder, live := claimedBy(o.claims, member, wall)
+	rn.Held = live && holder == owner
+	if rn.Held {
+		if err := o.claims.Put([]byte(member), append(u64(wall+ttl.Milliseconds()), owner...)); err != nil {
+			return rn, err
+		}
+	}
+	f, err := feedOf(tx, k.FeedID, false)
+	if err != nil || f == nil {
+		return rn, err
+	}
+	rn.Record, rn.Known, err = f.record(k.ExternalID)
 	return rn, err
 }
 
@@ -385,6 +400,7 @@ func (b *Bolt) RetryDeadLetters(ctx context.Context, now time.Time) (int, error)
 func (b *Bolt) retryDead(ctx context.Context, id string, now time.Time) (int, error) {
 	n := 0
 	err := b.update(ctx, "retry dead letters", func(tx *bolt.Tx) error {
+		n = 0
 		o := outboxOf(tx)
 		var members []string
 		if id != "" {

@@ -26,7 +26,7 @@ func testNonHolderSettle(t *testing.T, open opener) {
 	ctx := context.Background()
 	mustCommit(t, s, "f", []dedupe.Change{change("a", "h1", dedupe.ActionPublish)}, nil, t0)
 	old := claimOne(t, s, "w1", 200*time.Millisecond, t0)
-	time.Sleep(300 * time.Millisecond)
+	lapseWitness(t, s, 200*time.Millisecond)()
 	cur := claimOne(t, s, "w2", time.Minute, t0)
 	if cur.Record.PendingHash != "h1" {
 		t.Fatalf("new holder sees pending %q; want h1 (w1's claim set it)", cur.Record.PendingHash)
@@ -93,7 +93,7 @@ func testLapsedClaimSettle(t *testing.T, open opener) {
 	ctx := context.Background()
 	mustCommit(t, s, "f", []dedupe.Change{change("a", "h1", dedupe.ActionPublish)}, nil, t0)
 	c := claimOne(t, s, "w1", 100*time.Millisecond, t0)
-	time.Sleep(200 * time.Millisecond)
+	lapseWitness(t, s, 100*time.Millisecond)()
 	held, err := s.Settle(ctx, c.Key, "w1", dedupe.Settlement{Kind: dedupe.Retry, Next: t0.Add(time.Hour), Status: 503}, t0)
 	if err != nil || held {
 		t.Fatalf("Settle after the claim lapsed = %v, %v; want not held", held, err)
@@ -111,6 +111,7 @@ func testRenewClaim(t *testing.T, open opener) {
 	ctx := context.Background()
 	mustCommit(t, s, "f", []dedupe.Change{change("a", "h1", dedupe.ActionPublish)}, nil, t0)
 	c := claimOne(t, s, "w1", 300*time.Millisecond, t0)
+	firstTTL := lapseWitness(t, s, 300*time.Millisecond)
 	rn, err := s.RenewClaim(ctx, c.Key, "w1", time.Minute)
 	if err != nil || !rn.Held || !rn.Known || rn.Record.PendingHash != "h1" {
 		t.Fatalf("RenewClaim by the holder = %+v, %v; want held, pending h1", rn, err)
@@ -119,7 +120,7 @@ func testRenewClaim(t *testing.T, open opener) {
 		t.Errorf("RenewClaim by another owner = %+v, %v; want not held, record known", rn, err)
 	}
 	// Renewed past its first TTL: nobody can claim it.
-	time.Sleep(400 * time.Millisecond)
+	firstTTL()
 	if got, _, err := s.Claim(ctx, "w2", 5, time.Minute, t0); err != nil || len(got) != 0 {
 		t.Errorf("Claim after the first TTL = %v, %v; want nothing (renewed)", keys(got), err)
 	}
@@ -127,7 +128,7 @@ func testRenewClaim(t *testing.T, open opener) {
 	if _, err := s.RenewClaim(ctx, c.Key, "w1", 100*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	lapseWitness(t, s, 100*time.Millisecond)()
 	if rn, err := s.RenewClaim(ctx, c.Key, "w1", time.Minute); err != nil || rn.Held {
 		t.Errorf("RenewClaim after expiry = %+v, %v; want not held", rn, err)
 	}

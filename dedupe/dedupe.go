@@ -105,6 +105,10 @@
 //	                             the partition NAME hashes to
 //	Playout          string      "2|partitions": the layout the keys are
 //	                             in ([Redis.CheckLayout])
+//	P{T}epoch        string      partition T's part of the store's epoch
+//	                             marker (see [Reconciler]), written once,
+//	                             when missing; losing any node of a
+//	                             Cluster changes the epoch
 //
 // Scripts and the keys they touch (all in one partition T):
 //
@@ -119,6 +123,7 @@
 //	feed leases      f:F:lease and f:F:val of each feed (one script per
 //	                 partition; a batch is a pipeline of them)
 //	named leases     lease:NAME (one script per partition)
+//	epoch            epoch (one script per partition, in one pipeline)
 //
 // The claim, settle and retry scripts build the claim and record keys
 // from the partition's tag (passed as an argument) rather than declaring
@@ -143,6 +148,16 @@
 // outcomes of deliveries that reach the store together ([SettleBatcher]
 // outcomes only), [FeedLeaser] and [LeaseBatcher] the leases of every feed
 // of a pass (and their renewal), [ValidatorsBatcher] their validators.
+//
+// The outbox is a sorted set per partition and the claims are keys taken
+// by a script, not Redis Streams with consumer groups: an entry must be
+// due at a time of its own (backoff, Retry-After, a release to a later
+// time), replaced in place when a newer hash is accepted (one entry per
+// item), and claimed atomically with the pending mark in its record.
+// XREADGROUP delivers in append order with no due time, XAUTOCLAIM
+// re-delivers by idle time only, and neither can update the record in the
+// same step, so a stream would still need the sorted set and the scripts
+// beside it.
 //
 // The layout before partitions (keys "P f:F:..." and one global outbox
 // "P q:...") is moved to this one by [Redis.CheckLayout] at start, once no

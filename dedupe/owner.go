@@ -28,6 +28,7 @@ var ErrLeaseLost = errors.New("feed lease lost or no longer provable")
 // refuses it ([ErrFenced]).
 type Owner struct {
 	s      FeedLeaser
+	ms     Membership // nil: no sharing out, whoever asks first polls
 	id     string
 	ttl    time.Duration
 	margin time.Duration
@@ -42,6 +43,10 @@ type Owner struct {
 	active  map[string]int
 	closing bool
 	idle    chan struct{} // signalled when a hold ends
+	// members are the running workers (Run's heartbeats), this one
+	// included; empty while Run is not running (feedworker once polls
+	// every feed it can take).
+	members []string
 }
 
 type lease struct {
@@ -51,12 +56,26 @@ type lease struct {
 
 // NewOwner returns an Owner named id (unique per worker process) holding
 // leases for ttl. A nil logger discards.
+//
+// When s also implements [Membership], running Owners (Run) share the
+// feeds out: each takes only the feeds that rendezvous hashing over the
+// live workers gives it, and gives back the others as soon as it is not
+// polling them, so a worker that joins gets its share and one that leaves
+// hands its feeds over. Every worker must have the same feeds configured:
+// a feed given to a worker without it is not polled.
 func NewOwner(s FeedLeaser, id string, ttl time.Duration, log *slog.Logger) *Owner {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Owner{s: s, id: id, ttl: ttl, margin: ttl / 4, log: log,
+	ms, _ := s.(Membership)
+	return &Owner{s: s, ms: ms, id: id, ttl: ttl, margin: ttl / 4, log: log,
 		held: map[string]lease{}, active: map[string]int{}, idle: make(chan struct{}, 1)}
+}
+
+// notMine reports whether another running worker is given feedID; called
+// with o.mu held.
+func (o *Owner) notMine(feedID string) bool {
+	return len(o.members) > 1 && preferred(o.members, feedID) != o.id
 }
 
 func leaseName(feedID string) string { return "feed:" + feedID }
@@ -87,9 +106,13 @@ func (o *Owner) OwnAll(ctx context.Context, feedIDs []string) (map[string]bool, 
 		return out, nil
 	}
 	for _, id := range feedIDs {
-		if l, ok := o.held[id]; trusted(l, ok, o.ttl/2) {
+		l, ok := o.held[id]
+		switch {
+		case trusted(l, ok, o.ttl/2):
 			out[id] = true
-		} else {
+		case !ok && o.notMine(id):
+			out[id] = false // another worker's share
+		default:
 			ask = append(ask, id)
 		}
 	}
@@ -227,15 +250,74 @@ func (o *Owner) Release(ctx context.Context, feedID string) error {
 func (o *Owner) Run(ctx context.Context) {
 	t := time.NewTicker(o.ttl / 3)
 	defer t.Stop()
+	o.heartbeat(ctx)
 	for {
 		select {
 		case <-ctx.Done():
+			o.leave(context.WithoutCancel(ctx))
 			o.drain(context.WithoutCancel(ctx), t.C)
 			return
 		case <-t.C:
+			o.heartbeat(ctx)
 			o.renew(ctx)
+			o.handOver(ctx)
 		}
 	}
+}
+
+// heartbeat marks this worker alive and learns who else is.
+func (o *Owner) heartbeat(ctx context.Context) {
+	if o.ms == nil {
+		return
+	}
+	m, err := o.ms.Heartbeat(ctx, o.id, o.ttl)
+	if err != nil {
+		// Keep the last list: feeds are shared as before.
+		o.log.Warn("worker heartbeat failed", "err", err)
+		return
+	}
+	o.mu.Lock()
+	o.members = m
+	o.mu.Unlock()
+}
+
+// leave takes this worker out of the members, so that the others take its
+// share at their next poll, and stops sharing out.
+func (o *Owner) leave(ctx context.Context) {
+	if o.ms == nil {
+		return
+	}
+	o.mu.Lock()
+	o.members = nil
+	o.mu.Unlock()
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := o.ms.Leave(lctx, o.id); err != nil {
+		o.log.Warn("leaving the workers failed; the others take over when the heartbeat expires", "err", err)
+	}
+}
+
+// handOver releases the held leases of feeds another running worker is
+// given now (one joined), unless this worker is polling them: that worker
+// takes them at its next poll.
+func (o *Owner) handOver(ctx context.Context) {
+	o.mu.Lock()
+	var ids []string
+	for id := range o.held {
+		if o.active[id] == 0 && o.notMine(id) {
+			ids = append(ids, id)
+			delete(o.held, id)
+		}
+	}
+	o.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	if err := o.s.ReleaseFeedLeases(ctx, ids, o.id); err != nil {
+		o.log.Warn("handing feeds over failed; they move when the leases expire", "feeds", len(ids), "err", err)
+		return
+	}
+	o.log.Info("feeds handed over to other workers", "feeds", len(ids))
 }
 
 // drain releases the leases as their holds end, renewing the others.

@@ -3,6 +3,7 @@ package dedupe_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -98,4 +99,49 @@ func TestOwnerShutdownWaitsForPolls(t *testing.T) {
 	if own, err := b.Own(ctx, "busy"); err != nil || !own {
 		t.Errorf("b owns the feed after a's poll ended = %v, %v; want it released", own, err)
 	}
+}
+
+// TestOwnersShareFeedsOut starts one running worker that takes every feed,
+// then a second: the first hands the second its share (rendezvous hashing
+// over the live workers), and when the second stops, takes it back.
+func TestOwnersShareFeedsOut(t *testing.T) {
+	s := ownerStore(t)
+	ctx := context.Background()
+	const ttl = 600 * time.Millisecond
+	var ids []string
+	for i := range 40 {
+		ids = append(ids, fmt.Sprint("feed", i))
+	}
+	a := dedupe.NewOwner(s, "a", ttl, nil)
+	aCtx, stopA := context.WithCancel(ctx)
+	defer stopA()
+	go a.Run(aCtx)
+	count := func(o *dedupe.Owner) int {
+		got, err := o.OwnAll(ctx, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, own := range got {
+			if own {
+				n++
+			}
+		}
+		return n
+	}
+	waitUntil(t, func() bool { return count(a) == len(ids) })
+	b := dedupe.NewOwner(s, "b", ttl, nil)
+	bCtx, stopB := context.WithCancel(ctx)
+	bDone := make(chan struct{})
+	go func() { b.Run(bCtx); close(bDone) }()
+	// b asks for every feed at each of its polls, as the poller does.
+	waitUntil(t, func() bool { nb := count(b); na := count(a); return nb > 0 && na > 0 && na+nb == len(ids) })
+	nb := count(b)
+	t.Logf("shared out: a %d, b %d of %d", len(ids)-nb, nb, len(ids))
+	if nb < len(ids)/4 || nb > 3*len(ids)/4 {
+		t.Errorf("b got %d of %d feeds; want about half", nb, len(ids))
+	}
+	stopB()
+	<-bDone
+	waitUntil(t, func() bool { return count(a) == len(ids) })
 }

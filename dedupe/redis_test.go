@@ -103,7 +103,7 @@ func TestOwnerSharesFeeds(t *testing.T) {
 		t.Errorf("a cannot renew its own feed")
 	}
 	// a dies: b takes its feeds once the leases expire.
-	time.Sleep(400 * time.Millisecond)
+	lapseWitness(t, s, 300*time.Millisecond)()
 	if ok, err := b.Own(ctx, "feed0"); err != nil || !ok {
 		t.Errorf("b.Own(feed0) after a's lease expired = %v, %v; want true", ok, err)
 	}
@@ -139,7 +139,7 @@ func TestOwnerRenewsAndReleases(t *testing.T) {
 	if n := counter.Count() - before; n != 0 {
 		t.Errorf("Own of a held lease cost %d round trips; want 0", n)
 	}
-	time.Sleep(700 * time.Millisecond) // more than twice the TTL: only renewals keep it
+	lapseWitness(t, s, 2*300*time.Millisecond)() // twice the TTL: only renewals keep it
 	if ok, _ := b.Own(t.Context(), "feed0"); ok {
 		t.Fatal("b took feed0 although a is alive and renewing")
 	}

@@ -358,6 +358,7 @@ func testClaimExpiry(t *testing.T, open opener) {
 	ctx := context.Background()
 	mustCommit(t, s, "f", []dedupe.Change{change("a", "h1", dedupe.ActionPublish), change("b", "h1", dedupe.ActionPublish)}, nil, t0)
 	c1, _, err := s.Claim(ctx, "w1", 1, 300*time.Millisecond, t0)
+	w1Lapsed := lapseWitness(t, s, 300*time.Millisecond)
 	if err != nil || len(c1) != 1 {
 		t.Fatalf("Claim w1 = %d, %v; want 1", len(c1), err)
 	}
@@ -371,7 +372,7 @@ func testClaimExpiry(t *testing.T, open opener) {
 	}
 	// w1 dies; its claim expires and w3 gets the item with the pending
 	// mark w1 left, the sign that a POST may have been sent.
-	time.Sleep(400 * time.Millisecond)
+	w1Lapsed()
 	c3, _, err = s.Claim(ctx, "w3", 5, time.Minute, t0)
 	if err != nil || len(c3) != 1 || c3[0].Key != c1[0].Key {
 		t.Fatalf("Claim w3 after expiry = %v, %v; want %s", keys(c3), err, c1[0].Key)
@@ -608,7 +609,7 @@ func testLeases(t *testing.T, open opener) {
 	check("b acquires after a released", ok, err, true)
 	ok, err = s.RenewLease(ctx, "feed1", "b", 200*time.Millisecond)
 	check("b renews", ok, err, true)
-	time.Sleep(300 * time.Millisecond)
+	lapseWitness(t, s, 200*time.Millisecond)()
 	ok, err = s.RenewLease(ctx, "feed1", "b", time.Minute)
 	check("b renews after expiry", ok, err, false)
 	ok, err = s.AcquireLease(ctx, "feed1", "a", time.Minute)

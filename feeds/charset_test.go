@@ -28,7 +28,7 @@ func TestSniffLegacyCharsets(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			t.Parallel()
-			feed, info, err := parse(readTestdata(t, tt.file), "", DefaultMaxBodySize)
+			feed, info, err := parse(readTestdata(t, tt.file), "", defaultMaxBody())
 			if err != nil {
 				t.Fatalf("parse: %v", err)
 			}
@@ -68,7 +68,7 @@ func TestSniffOnlyWhenNeeded(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			feed, info, err := parse(tt.body, tt.contentType, DefaultMaxBodySize)
+			feed, info, err := parse(tt.body, tt.contentType, defaultMaxBody())
 			if err != nil {
 				t.Fatalf("parse: %v", err)
 			}

@@ -22,15 +22,6 @@ import (
 	"github.com/mmcdole/gofeed"
 )
 
-// Defaults used when the matching config.HTTP field is zero.
-const (
-	DefaultUserAgent      = "feedworker/1.0 (+https://github.com/feedworker/feedworker)"
-	DefaultConnectTimeout = 10 * time.Second
-	DefaultTimeout        = 60 * time.Second
-	DefaultMaxBodySize    = 10 << 20
-	DefaultMaxRedirects   = 10
-)
-
 // acceptHeader prefers feed types but accepts anything: many feeds are served
 // as text/html or application/octet-stream, and the parser decides.
 const acceptHeader = "application/rss+xml, application/atom+xml, application/feed+json, application/rdf+xml;q=0.9, " +
@@ -103,8 +94,11 @@ type Fetcher struct {
 	now          func() time.Time
 }
 
+// defaultMaxBody caps documents parsed outside a Fetcher.
+func defaultMaxBody() int64 { return int64(config.Default().HTTP.MaxBodySize) }
+
 // NewFetcher builds a Fetcher from the http section of the configuration,
-// using the defaults above for zero fields. The proxy is h.Proxy when set,
+// using config.Default's for zero fields. The proxy is h.Proxy when set,
 // else HTTP_PROXY/HTTPS_PROXY/NO_PROXY from the environment.
 func NewFetcher(h config.HTTP) (*Fetcher, error) {
 	f := &Fetcher{
@@ -114,21 +108,22 @@ func NewFetcher(h config.HTTP) (*Fetcher, error) {
 		timeout:      h.Timeout.D(),
 		now:          time.Now,
 	}
+	def := config.Default().HTTP
 	if f.userAgent == "" {
-		f.userAgent = DefaultUserAgent
+		f.userAgent = def.UserAgent
 	}
 	if f.maxBody <= 0 {
-		f.maxBody = DefaultMaxBodySize
+		f.maxBody = int64(def.MaxBodySize)
 	}
 	if f.maxRedirects <= 0 {
-		f.maxRedirects = DefaultMaxRedirects
+		f.maxRedirects = def.MaxRedirects
 	}
 	if f.timeout <= 0 {
-		f.timeout = DefaultTimeout
+		f.timeout = def.Timeout.D()
 	}
 	connect := h.ConnectTimeout.D()
 	if connect <= 0 {
-		connect = DefaultConnectTimeout
+		connect = def.ConnectTimeout.D()
 	}
 	proxy := http.ProxyFromEnvironment
 	if h.Proxy != "" {
@@ -145,7 +140,7 @@ func NewFetcher(h config.HTTP) (*Fetcher, error) {
 	}
 	perHost := h.PerHostConcurrency
 	if perHost <= 0 {
-		perHost = DefaultPerHostConcurrency
+		perHost = def.PerHostConcurrency
 	}
 	dialer := &net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}
 	f.transport = &http.Transport{

@@ -98,8 +98,8 @@ func TestFetchDefaultUserAgent(t *testing.T) {
 	if _, err := newTestFetcher(t, config.HTTP{}).Fetch(t.Context(), srv.URL, Validators{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := <-ua; got != DefaultUserAgent {
-		t.Errorf("User-Agent = %q, want %q", got, DefaultUserAgent)
+	if got, want := <-ua, config.Default().HTTP.UserAgent; got != want {
+		t.Errorf("User-Agent = %q, want %q", got, want)
 	}
 }
 

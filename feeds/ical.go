@@ -60,7 +60,7 @@ func parseAny(body []byte, contentType string, maxSize int64) (*gofeed.Feed, *ic
 // ParseDocument parses a document that did not come from a fetch (a
 // WebSub push): iCalendar or a feed, as parseAny tells them apart.
 func ParseDocument(body []byte, contentType string) (*Result, error) {
-	feed, cal, info, err := parseAny(body, contentType, DefaultMaxBodySize)
+	feed, cal, info, err := parseAny(body, contentType, defaultMaxBody())
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ import (
 // Feed) with gofeed. contentType is the HTTP Content-Type, if any; its charset
 // is used when the document does not declare one. Before gofeed sees them the
 // bytes are normalised the way real servers need: a gzip body sent without
-// Content-Encoding is decompressed (at most DefaultMaxBodySize), byte order
+// Content-Encoding is decompressed (at most http.max_body_size's default), byte order
 // marks and UTF-16/UTF-32 are handled, legacy charsets are converted to UTF-8,
 // characters XML forbids are removed and the prolog is tidied so the root
 // element can be found. An undeclared non-UTF-8 document is decoded with
@@ -31,7 +31,7 @@ import (
 // complete before the cut (Fetcher.Fetch reports that in Result.Partial).
 // Any failure, including a panic inside the parser, is a *ParseError.
 func Parse(body []byte, contentType string) (*gofeed.Feed, error) {
-	feed, _, err := parse(body, contentType, DefaultMaxBodySize)
+	feed, _, err := parse(body, contentType, defaultMaxBody())
 	return feed, err
 }
 

@@ -41,7 +41,7 @@ func TestParsePartial(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			feed, info, err := parse([]byte(tt.doc), "application/rss+xml", DefaultMaxBodySize)
+			feed, info, err := parse([]byte(tt.doc), "application/rss+xml", defaultMaxBody())
 			if err != nil {
 				t.Fatalf("parse: %v", err)
 			}
@@ -64,7 +64,7 @@ func TestParsePartial(t *testing.T) {
 
 func TestParseWholeDocumentIsNotPartial(t *testing.T) {
 	t.Parallel()
-	_, info, err := parse([]byte(partialRSSHead+`</channel></rss>`), "", DefaultMaxBodySize)
+	_, info, err := parse([]byte(partialRSSHead+`</channel></rss>`), "", defaultMaxBody())
 	if err != nil || info.Partial != nil {
 		t.Fatalf("parse = %v, partial %v; want a whole document", err, info.Partial)
 	}

@@ -19,13 +19,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Poller defaults, used when the matching option is zero.
-const (
-	DefaultMaxConcurrency     = 32
-	DefaultPerHostConcurrency = 4
-	DefaultGrace              = 30 * time.Second
-)
-
 // Handler receives what the poller fetched. It is implemented by the worker,
 // which maps items, hands them to the publisher's durable outbox and stores
 // the validators.
@@ -96,7 +89,8 @@ type PollerOptions struct {
 	// Fetcher defaults to NewFetcher(HTTP).
 	Fetcher *Fetcher
 	// Grace is how long in-flight polls may run after Run's context is
-	// cancelled (default 30s); after it their context is cancelled too.
+	// cancelled (default publish.shutdown_grace's); after it their context
+	// is cancelled too.
 	Grace time.Duration
 	// Rand drives first-poll offsets and jitter; default randomly seeded.
 	Rand *rand.Rand
@@ -252,14 +246,16 @@ func NewPoller(o PollerOptions) (*Poller, error) {
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
+	// Zero options take config.Default's.
+	def := config.Default()
 	if p.grace <= 0 {
-		p.grace = DefaultGrace
+		p.grace = def.Publish.ShutdownGrace.D()
 	}
 	if p.maxConc <= 0 {
-		p.maxConc = DefaultMaxConcurrency
+		p.maxConc = def.HTTP.MaxConcurrency
 	}
 	if p.perHost <= 0 {
-		p.perHost = DefaultPerHostConcurrency
+		p.perHost = def.HTTP.PerHostConcurrency
 	}
 	if p.rnd == nil {
 		p.rnd = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))

@@ -628,16 +628,24 @@ func TestPollerConcurrencyLimits(t *testing.T) {
 		globalMax.Store(0)
 		p, servers := setup(t, false, 10*time.Millisecond)
 		stop := p.run(t)
-		time.Sleep(400 * time.Millisecond)
-		stop()
-		total := 0
-		for _, st := range p.Snapshot() {
-			if st.LastResult != "" {
-				total++
+		// Wait until every feed was polled (a loaded machine is slow to
+		// get there), then some more polls while the limits are watched.
+		polled := func() (n int) {
+			for _, st := range p.Snapshot() {
+				if st.LastResult != "" {
+					n++
+				}
 			}
+			return n
 		}
-		if total != hosts*feedsPerHost {
-			t.Errorf("%d of %d feeds were polled", total, hosts*feedsPerHost)
+		deadline := time.Now().Add(30 * time.Second)
+		for polled() < hosts*feedsPerHost && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(100 * time.Millisecond) // more polls of every feed; the limits hold whatever their number
+		stop()
+		if total := polled(); total != hosts*feedsPerHost {
+			t.Errorf("%d of %d feeds were polled in 30s", total, hosts*feedsPerHost)
 		}
 		check(t, servers, false)
 	})

@@ -7,16 +7,10 @@ import (
 	"github.com/feedworker/feedworker/config"
 )
 
-// Schedule defaults, used when the matching config.HTTP field is zero.
-const (
-	DefaultInterval    = 15 * time.Minute
-	DefaultMinInterval = time.Minute
-	DefaultMaxInterval = 24 * time.Hour
-	DefaultMaxBackoff  = 6 * time.Hour
-	// DefaultJitter spreads polls by ±10% so feeds added together, or a
-	// fleet restarted together, do not poll in lock-step.
-	DefaultJitter = 0.1
-)
+// DefaultJitter spreads polls by ±10% so feeds added together, or a fleet
+// restarted together, do not poll in lock-step. The other schedule
+// defaults are config.Default's (http section, defaults.interval).
+const DefaultJitter = 0.1
 
 // Schedule decides when feeds are polled. It is pure: the caller passes the
 // current time and the random source, so tests can drive it with a fixed
@@ -39,22 +33,23 @@ type Schedule struct {
 
 // NewSchedule returns the schedule for the http section of the config.
 func NewSchedule(h config.HTTP) Schedule {
+	def := config.Default()
 	s := Schedule{
-		DefaultInterval: DefaultInterval,
+		DefaultInterval: def.Defaults.Interval.D(),
 		MinInterval:     h.MinInterval.D(),
 		MaxInterval:     h.MaxInterval.D(),
 		MaxBackoff:      h.MaxBackoff.D(),
 		Jitter:          DefaultJitter,
 	}
 	if s.MinInterval <= 0 {
-		s.MinInterval = DefaultMinInterval
+		s.MinInterval = def.HTTP.MinInterval.D()
 	}
 	if s.MaxInterval <= 0 {
-		s.MaxInterval = DefaultMaxInterval
+		s.MaxInterval = def.HTTP.MaxInterval.D()
 	}
 	s.MaxInterval = max(s.MaxInterval, s.MinInterval)
 	if s.MaxBackoff <= 0 {
-		s.MaxBackoff = DefaultMaxBackoff
+		s.MaxBackoff = def.HTTP.MaxBackoff.D()
 	}
 	return s
 }
@@ -64,7 +59,7 @@ func NewSchedule(h config.HTTP) Schedule {
 func (s Schedule) Interval(own *config.Duration) time.Duration {
 	d := s.DefaultInterval
 	if d <= 0 {
-		d = DefaultInterval
+		d = config.Default().Defaults.Interval.D()
 	}
 	if own != nil && own.D() > 0 {
 		d = own.D()

@@ -36,6 +36,9 @@ type API interface {
 type Found struct {
 	ID   int64
 	Type string
+	// Title is the content's title on the service, when the answer shows
+	// it (reconcile mode compares it with the feed's).
+	Title string
 }
 
 // Category is a category of the service.

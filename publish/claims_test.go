@@ -166,7 +166,7 @@ func TestClaimLostBeforeSend(t *testing.T) {
 	items[0].CategoryNames = []string{"News"}
 	items[0] = rehash(items[0])
 	e.accept(first, "lost", items, publish.FeedOptions{InitialItems: 10})
-	running(t, first)
+	stopFirst := running(t, first)
 	<-inPrepare
 	start := time.Now()
 	member := dedupe.Key{FeedID: "lost", ExternalID: items[0].ExternalID}.String()
@@ -179,7 +179,9 @@ func TestClaimLostBeforeSend(t *testing.T) {
 	// A stall well past the publisher's "just checked" window.
 	time.Sleep(time.Until(start.Add(time.Second)))
 	close(resume)
-	time.Sleep(500 * time.Millisecond)
+	// Stopping waits for the send in flight (the shutdown's grace): the
+	// first publisher has done all it would with the item.
+	stopFirst()
 	e.exactlyOnce(items)
 	if n := e.log.count(http.MethodPost, "/v3/story"); n != 1 {
 		t.Errorf("%d POSTs; want 1, by the claim's new holder", n)

@@ -24,6 +24,43 @@
 // is known by its record (kept for the store's retention after it left)
 // and is not posted again.
 //
+// # Reconcile mode: the API is the source of truth when the store forgets
+//
+// The store keeps an epoch marker ([dedupe.Reconciler]): a random id
+// written once, when a store without one is first used. A store that is
+// new, or that lost its data (a Redis emptied by a restart without
+// persistence or a FLUSHALL, a failover to an empty replica, an embedded
+// file deleted), has no marker or another one. [Publisher.WatchStore]
+// reads it every EpochInterval, and Accept reads it whenever a feed looks
+// new to the store; a marker gone or changed under a running publisher
+// puts every feed in reconcile mode and runs Options.OnStoreLoss (the
+// worker has the poller fetch every feed in full again, since the store's
+// validators and outbox are gone).
+//
+// A feed in reconcile mode, and any feed the store has never seen, looks
+// its items that have no record up on the API before any of them is
+// posted: GET /v3/content with filters_json {"external_id":{"in":"a,b,c"}},
+// one request per 100 items; when the service refuses or ignores the
+// filter, the content pages are read instead, once for the whole fetch
+// (within the budget of the look-up scan). What is found is recorded as
+// published with its content id, so the same version is neither posted
+// nor put and a later edit is a PUT; an item whose title on the service
+// differs from the feed's is queued as an update at once. Only then are
+// the others queued. On a feed the store had never seen, the items not
+// found are published when they rank (newest first) among the
+// InitialItems newest or above the oldest item the API has, and recorded
+// as seen only below it: those are the older items its first sight left
+// unpublished. A feed leaves reconcile mode after one accepted fetch.
+//
+// Look-ups after a loss noticed under a running publisher wait until
+// SendTimeout has passed since, so that a POST in flight when the data
+// was lost has landed (or failed) and is found. After such a loss an item
+// that cannot be verified (a service that cannot be searched, with more
+// content than the scan may read) is never posted: the feed's polls fail
+// until it can be. A store found without a marker at start may be a new
+// deployment: its look-ups are made, but there an unverifiable look-up
+// leaves first sight as it always was (the newest InitialItems posted).
+//
 // # Run: claim, send, record
 //
 // [Publisher.Run] runs Workers deliveries at a time, claiming due entries a
@@ -171,6 +208,10 @@
 // recovered, retry, dead_letter, removed, deleted),
 // feedworker_store_operation_duration_seconds{op} (op renew_claim is the
 // check before a send that needed its own round trip),
-// feedworker_store_errors_total{op}, feedworker_outbox_depth and
-// feedworker_dead_letters.
+// feedworker_store_errors_total{op}, feedworker_outbox_depth,
+// feedworker_dead_letters, and for reconcile mode
+// feedworker_reconcile_items_total{feed,outcome} (found, new, seen),
+// feedworker_reconcile_lookups_total{kind} (filter, scan: GET requests),
+// feedworker_reconcile_passes_total and
+// feedworker_reconcile_store_losses_total.
 package publish

@@ -1,7 +1,6 @@
 package publish
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -53,31 +52,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	var err error
-	// feedworker_items_total is shared with the worker, which counts the
-	// filtered and failed outcomes: whoever registers second reuses the
-	// first one's collector.
-	if m.items, err = register(reg, m.items); err != nil {
-		return nil, err
-	}
-	for _, c := range []prometheus.Collector{m.requests, m.storeDur, m.storeErrs, m.outboxDepth, m.deadLetters, m.unreadable} {
+	// feedworker_items_total is defined here only: the worker counts its
+	// filtered and failed outcomes through Publisher.CountItems.
+	for _, c := range []prometheus.Collector{m.items, m.requests, m.storeDur, m.storeErrs, m.outboxDepth, m.deadLetters, m.unreadable} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register metrics: %w", err)
 		}
 	}
 	return m, nil
-}
-
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	err := reg.Register(c)
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing, nil
-		}
-	}
-	if err != nil {
-		return c, fmt.Errorf("register metrics: %w", err)
-	}
-	return c, nil
 }

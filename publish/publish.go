@@ -89,6 +89,13 @@ type Options struct {
 	Owner string
 	// Observer, when set, is told each item's fate (see Observer).
 	Observer Observer
+	// EpochInterval is how often WatchStore reads the store's epoch
+	// marker (default 2s); see reconcile mode in the package doc.
+	EpochInterval time.Duration
+	// OnStoreLoss, when set, runs each time the store's epoch marker is
+	// found changed or gone under a running publisher (the worker has the
+	// poller fetch every feed in full again).
+	OnStoreLoss func()
 }
 
 // FeedOptions are the per-feed settings Accept applies. They travel with
@@ -157,6 +164,7 @@ type Publisher struct {
 	wakeCh chan struct{}
 	// claimSeq numbers claim calls, to make each claim's owner unique.
 	claimSeq atomic.Uint64
+	rec      *reconciler
 
 	statsMu   sync.Mutex
 	lastStats time.Time
@@ -181,6 +189,7 @@ func New(o Options) (*Publisher, error) {
 	o.StatsInterval = cmp.Or(max(o.StatsInterval, 0), DefaultStatsInterval)
 	o.CategoryTTL = cmp.Or(max(o.CategoryTTL, 0), DefaultCategoryTTL)
 	o.MaxUnresolved = cmp.Or(max(o.MaxUnresolved, 0), DefaultMaxUnresolved)
+	o.EpochInterval = cmp.Or(max(o.EpochInterval, 0), DefaultEpochInterval)
 	if o.Owner == "" {
 		o.Owner = defaultOwner()
 	}
@@ -188,11 +197,17 @@ func New(o Options) (*Publisher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new publisher: %w", err)
 	}
-	rm, err := newRepostMetrics(o.Registerer)
+	repm, err := newRepostMetrics(o.Registerer)
 	if err != nil {
 		return nil, fmt.Errorf("new publisher: %w", err)
 	}
-	p := &Publisher{store: o.Store, log: o.Logger, m: m, rm: rm, o: o, wakeCh: make(chan struct{}, 1)}
+	rm, err := newReconcileMetrics(o.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("new publisher: %w", err)
+	}
+	p := &Publisher{store: o.Store, log: o.Logger, m: m, rm: repm, o: o, wakeCh: make(chan struct{}, 1)}
+	p.rec = &reconciler{log: o.Logger, m: rm, onLoss: o.OnStoreLoss, done: map[string]uint64{}}
+	p.rec.store, _ = o.Store.(dedupe.Reconciler)
 	p.api = gated{api: o.API, g: &p.gate, max: max(o.MaxBackoff, minRetryAfterCap)}
 	p.cats = &categories{p: p, sem: make(chan struct{}, 1)}
 	return p, nil
@@ -228,7 +243,10 @@ func validType(t string) bool {
 // returns nil, every item is durable and the validators are stored; on an
 // error nothing is published and the validators are unchanged, so the next
 // poll sees the same items again. A poll with nothing new or changed costs
-// one store round trip; otherwise two.
+// one store round trip; otherwise two. A feed new to the store, or in
+// reconcile mode (see the package doc), first has its unknown items looked
+// up on the API: one GET per 100 of them, and up to two store round trips
+// more (the epoch marker, the items found).
 func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transform.Payload, v dedupe.Validators, o FeedOptions) (Counts, error) {
 	var c Counts
 	items := make([]dedupe.Item, 0, len(payloads))
@@ -290,7 +308,14 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 	if err != nil {
 		return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
 	}
+	reconciling, strict, gen, err := p.reconcileMode(ctx, feedID, d.Known)
+	if err != nil {
+		return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
+	}
 	if !backfill && !d.Dirty() {
+		if reconciling {
+			p.reconciled(feedID, gen)
+		}
 		c.Duplicate = len(items)
 		p.countItems(feedID, c)
 		p.saveICalNote(ctx, feedID, icalNote)
@@ -327,8 +352,19 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 			}
 		}
 	}
+	found := make([]bool, len(kept))
+	if reconciling {
+		// Before any POST of the feed: what the API has is recorded as
+		// published, and only the rest is queued.
+		if found, err = p.reconcile(ctx, feedID, kept, d, act, o, strict); err != nil {
+			return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
+		}
+	}
 	if backfill {
 		for i, pl := range kept {
+			if found[i] {
+				continue
+			}
 			if !pl.PublishDate.IsZero() && !pl.PublishDate.Before(o.BackfillSince) && d.Status[i] != dedupe.StatusUnchanged {
 				act[i] = dedupe.ActionBackfill
 			}
@@ -371,6 +407,9 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 	p.saveICalNote(ctx, feedID, icalNote)
 	if plan != nil {
 		p.saveAliases(ctx, ai, feedID, kept, d.Status, plan, o.Reposts, now)
+	}
+	if reconciling {
+		p.reconciled(feedID, gen)
 	}
 	c.Duplicate = len(items) - (len(changes) - len(repostChanges))
 	for _, oc := range out[:len(out)-len(repostChanges)] {
@@ -504,6 +543,15 @@ func (p *Publisher) ValidatorsAll(ctx context.Context, feedIDs []string) (map[st
 		return nil, err
 	}
 	return out, nil
+}
+
+// CountItems adds n items of a feed to feedworker_items_total under an
+// outcome the publisher does not see (the worker's filtered and failed),
+// so that the counter has one definition and one registration.
+func (p *Publisher) CountItems(feedID, outcome string, n int) {
+	if n > 0 {
+		p.m.items.WithLabelValues(feedID, outcome).Add(float64(n))
+	}
 }
 
 func (p *Publisher) countItems(feedID string, c Counts) {

@@ -101,7 +101,7 @@ func TestConflictGoesToDeadLetters(t *testing.T) {
 	if n := e.log.count(http.MethodPost, "/v3/story"); n != 3 {
 		t.Errorf("%d POSTs; want 3", n)
 	}
-	if n := e.log.count(http.MethodGet, "/v3/content"); n != 2 {
-		t.Errorf("%d look-ups; want 2 (before each POST after the first)", n)
+	if n := e.log.count(http.MethodGet, "/v3/content"); n != 3 {
+		t.Errorf("%d look-ups; want 3 (the feed's first sight, then before each POST after the first)", n)
 	}
 }

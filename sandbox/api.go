@@ -176,6 +176,12 @@ func (s *Server) serveAPI(w *statusWriter, r *http.Request) {
 		return
 	}
 	ans, aerr := ep(r, ids)
+	if aerr == nil && r.Method != get {
+		// Writes answered together share one append and sync.
+		if err := s.syncWrites(); err != nil {
+			aerr = saveFailed(s, err)
+		}
+	}
 	if aerr != nil {
 		writeError(w, aerr)
 		return
@@ -282,14 +288,19 @@ func (s *Server) writeSchema(coll, typ string) *schema { return s.schemas[cmp.Or
 
 func (s *Server) stamp() string { return formatTimestamp(s.now()) }
 
-// commitLocked saves a change that is already applied in memory. A failed
+// commitLocked journals a change that is already applied in memory; it is
+// on disk before the answer goes (see syncWrites in serveAPI). A failed
 // save is a 500, like a database that fails after the commit.
 func (s *Server) commitLocked() *apiError {
-	if err := s.saveLocked(); err != nil {
-		s.log.Error("sandbox: save state", "err", err)
-		return &apiError{Status: http.StatusInternalServerError, Message: "the change is applied but could not be saved to the data file"}
+	if err := s.entryLocked(); err != nil {
+		return saveFailed(s, err)
 	}
 	return nil
+}
+
+func saveFailed(s *Server, err error) *apiError {
+	s.log.Error("sandbox: save state", "err", err)
+	return &apiError{Status: http.StatusInternalServerError, Message: "the change is applied but could not be saved to the data file"}
 }
 
 // findLocked returns a stored record or the 404. For content written through
@@ -347,6 +358,7 @@ func (s *Server) scrubLocked(target string, id int64) {
 				fields := maps.Clone(r.Fields)
 				fields[f.name] = slices.DeleteFunc(slices.Clone(ids), func(x int64) bool { return x == id })
 				r.Fields, r.Modified = fields, now
+				s.st.touch(c, r.ID)
 			}
 		}
 	}
@@ -373,6 +385,7 @@ func (s *Server) create(coll, typ string) endpoint {
 		}
 		rec := &record{ID: s.st.newID(coll), Type: typ, Modified: s.stamp(), Fields: set}
 		s.st.colls[coll][rec.ID] = rec
+		s.st.touch(coll, rec.ID)
 		if aerr := s.commitLocked(); aerr != nil {
 			return answer{}, aerr
 		}
@@ -413,6 +426,7 @@ func (s *Server) update(coll, typ string) endpoint {
 			delete(fields, k)
 		}
 		rec.Fields, rec.Modified = fields, s.stamp()
+		s.st.touch(coll, rec.ID)
 		if aerr := s.commitLocked(); aerr != nil {
 			return answer{}, aerr
 		}
@@ -462,6 +476,7 @@ func (s *Server) remove(coll, typ string) endpoint {
 			return answer{}, aerr
 		}
 		delete(s.st.colls[coll], rec.ID)
+		s.st.touch(coll, rec.ID)
 		s.scrubLocked(coll, rec.ID)
 		if aerr := s.commitLocked(); aerr != nil {
 			return answer{}, aerr
@@ -539,6 +554,8 @@ func (s *Server) unsubscribe(r *http.Request, ids []int64) (answer, *apiError) {
 	u := &record{ID: sub.ID, Modified: s.stamp(), Fields: fields}
 	delete(s.st.colls[collSubscriber], sub.ID)
 	s.st.colls[collUnsubscribe][u.ID] = u
+	s.st.touch(collSubscriber, sub.ID)
+	s.st.touch(collUnsubscribe, u.ID)
 	if aerr := s.commitLocked(); aerr != nil {
 		return answer{}, aerr
 	}
@@ -603,6 +620,8 @@ func (s *Server) addMember(r *http.Request, ids []int64) (answer, *apiError) {
 		slices.Sort(segs)
 		fields["segments"] = segs
 		sub.Fields, sub.Modified, seg.Modified = fields, now, now
+		s.st.touch(collSubscriber, sub.ID)
+		s.st.touch(collSegment, seg.ID)
 		if aerr := s.commitLocked(); aerr != nil {
 			return answer{}, aerr
 		}
@@ -648,6 +667,8 @@ func (s *Server) removeMember(r *http.Request, ids []int64) (answer, *apiError) 
 	fields := maps.Clone(sub.Fields)
 	fields["segments"] = slices.DeleteFunc(slices.Clone(segs), func(x int64) bool { return x == segID })
 	sub.Fields, sub.Modified, seg.Modified = fields, now, now
+	s.st.touch(collSubscriber, sub.ID)
+	s.st.touch(collSegment, seg.ID)
 	if aerr := s.commitLocked(); aerr != nil {
 		return answer{}, aerr
 	}

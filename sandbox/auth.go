@@ -84,8 +84,12 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.st.tokens[tokenDigest(token)] = expires
-	err = s.saveLocked()
+	s.st.tokensDirty = true
+	err = s.entryLocked()
 	s.mu.Unlock()
+	if err == nil {
+		err = s.syncWrites()
+	}
 	if err != nil {
 		// The token works until this process stops; only a restart loses it.
 		s.log.Error("sandbox: save token digest", "err", err)

@@ -110,6 +110,11 @@
 // then, after a successful write, commit-then-fail (the write is applied and
 // the answer is a 500).
 //
+// [Options].NotSearchable (flag --not-searchable) plays a service that
+// does not search some fields: "content.external_id" makes the content
+// template show external_id as not searchable and every filter on it a
+// 400, as the spec allows (only searchable fields may be filtered on).
+//
 // # Answer styles
 //
 // The spec shows no response bodies, so [Options].Style (flag --style)
@@ -125,11 +130,17 @@
 //
 // # Data file
 //
-// With [Options].DataFile the state is loaded at start and written after
-// every change to a temporary file that is then renamed over the data file,
-// so a crash leaves the old or the new state. Tokens are kept as SHA-256
-// digests, so tokens issued before a restart still work. A file that does
-// not decode is refused, never overwritten.
+// With [Options].DataFile the state is loaded at start and kept in that
+// file as a snapshot of the whole state followed by a journal: each write
+// appends one checksummed line (the records it changed) and is answered
+// only once the line is synced; writes answered together share one sync.
+// When the journal outgrows the snapshot, a new snapshot is written to a
+// temporary file and renamed over the data file. A kill -9 can leave at
+// most a torn last line, of a write never answered, which the next start
+// drops; the start also folds the journal into a fresh snapshot. Tokens
+// are kept as SHA-256 digests, so tokens issued before a restart still
+// work. A file that does not decode (a damaged snapshot, or a damaged
+// journal line before the last) is refused, never overwritten.
 //
 // # Reading the state in tests
 //

@@ -52,6 +52,10 @@ type Options struct {
 	// Faults are injected from the start; see [Server.SetFaults] to change
 	// them at run time. The zero value injects none.
 	Faults Faults
+	// NotSearchable names fields, as type.field (content.external_id),
+	// that the templates mark not searchable and filters refuse with a
+	// 400, to rehearse a service that does not search them.
+	NotSearchable []string
 	// RequestLogSize bounds the log of [Server.Requests]; the oldest
 	// entries are dropped first.
 	RequestLogSize int
@@ -132,7 +136,8 @@ func (o *Options) FromEnv(getenv func(string) string) {
 //
 //	--addr, --data, --client-id, --client-secret, --token-lifetime,
 //	--reply-to-domain, --style, --latency, --error-rate, --error-codes,
-//	--rate-limit, --rate-burst, --commit-then-fail, --fault-seed
+//	--rate-limit, --rate-burst, --commit-then-fail, --not-searchable,
+//	--fault-seed
 func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	d := o.withDefaults()
 	o.Addr, o.ClientID, o.TokenLifetime, o.ReplyToDomain, o.Style = d.Addr, d.ClientID, d.TokenLifetime, d.ReplyToDomain, d.Style
@@ -163,6 +168,10 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.Faults.RateLimit, "rate-limit", o.Faults.RateLimit, "fault: requests per second above which /v3 answers 429 with Retry-After (0: no limit)")
 	fs.IntVar(&o.Faults.RateBurst, "rate-burst", o.Faults.RateBurst, "fault: burst allowed above --rate-limit (0: the rate, at least 1)")
 	fs.Float64Var(&o.Faults.CommitThenFail, "commit-then-fail", o.Faults.CommitThenFail, "fault: fraction (0-1) of successful writes applied and then answered 500; 1 is every write")
+	fs.Func("not-searchable", "comma-separated type.field names whose filters are refused, as on a service that does not search them (content.external_id)", func(s string) error {
+		o.NotSearchable = append(o.NotSearchable, strings.Split(s, ",")...)
+		return nil
+	})
 	fs.Uint64Var(&o.Faults.Seed, "fault-seed", o.Faults.Seed, "fault: seed of the random choices, for reproducible runs")
 }
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -29,6 +30,7 @@ type Server struct {
 
 	mu sync.Mutex // guards st and the data file
 	st *state
+	jr *journal // nil without a data file
 
 	reqMu    sync.Mutex // guards the request log, apart from mu so that logging never waits on disk
 	requests []Request  // ring buffer of at most opts.RequestLogSize
@@ -62,36 +64,29 @@ func New(opts Options) (*Server, error) {
 		faults:  newFaultState(opts.Faults),
 		st:      newState(),
 	}
+	if err := unsearch(s.schemas, opts.NotSearchable); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
 	s.routes = s.newRoutes()
 	if opts.DataFile != "" {
-		st, existed, err := loadState(opts.DataFile, s.schemas, s.now())
+		st, existed, journaled, err := loadState(opts.DataFile, s.schemas, s.now())
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 		s.st = st
-		if !existed {
-			if err := s.saveLocked(); err != nil {
+		s.jr = &journal{path: opts.DataFile, compactMin: compactMin}
+		// A new file is created now; a journal left by the last run
+		// (and a torn line a kill -9 may have cut) is folded into a
+		// fresh snapshot.
+		if !existed || journaled {
+			if err := s.snapshotLocked(); err != nil {
 				return nil, fmt.Errorf("sandbox: %w", err)
 			}
+		} else if fi, err := os.Stat(opts.DataFile); err == nil {
+			s.jr.snapshot = fi.Size()
 		}
 	}
 	return s, nil
-}
-
-// saveLocked writes the state to the data file, if any. s.mu must be held:
-// writes are saved in the order they were applied.
-func (s *Server) saveLocked() error {
-	if s.opts.DataFile == "" {
-		return nil
-	}
-	b, err := encodeState(s.st)
-	if err != nil {
-		return err
-	}
-	if err := writeFileAtomic(s.opts.DataFile, b); err != nil {
-		return fmt.Errorf("save state: %w", err)
-	}
-	return nil
 }
 
 // shutdownGrace bounds how long Serve waits for requests in flight.
@@ -327,7 +322,7 @@ func (s *Server) Reset() error {
 	tokens := s.st.tokens
 	s.st = newState()
 	s.st.tokens = tokens
-	err := s.saveLocked()
+	err := s.snapshotLocked()
 	s.mu.Unlock()
 	s.reqMu.Lock()
 	s.requests, s.reqStart = nil, 0

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -57,6 +58,10 @@ type state struct {
 	next   map[string]int64 // next id per sequence; ids are never reused
 	colls  map[string]map[int64]*record
 	tokens map[string]time.Time // SHA-256 (hex) of an access token → expiry
+	// dirty and tokensDirty say what changed since the last journal entry
+	// (see journal.go).
+	dirty       map[ref]bool
+	tokensDirty bool
 }
 
 func newState() *state {
@@ -120,13 +125,9 @@ func encodeState(st *state) ([]byte, error) {
 	for _, c := range collections() {
 		recs := []diskRecord{}
 		for _, r := range st.sorted(c) {
-			dr := diskRecord{ID: r.ID, Type: r.Type, Modified: r.Modified, Fields: make(map[string]json.RawMessage, len(r.Fields))}
-			for k, v := range r.Fields {
-				b, err := json.Marshal(v)
-				if err != nil {
-					return nil, fmt.Errorf("encode %s %d field %s: %w", c, r.ID, k, err)
-				}
-				dr.Fields[k] = b
+			dr, err := encodeRecord(c, r)
+			if err != nil {
+				return nil, err
 			}
 			recs = append(recs, dr)
 		}
@@ -140,6 +141,45 @@ func encodeState(st *state) ([]byte, error) {
 		return nil, fmt.Errorf("encode state: %w", err)
 	}
 	return append(b, '\n'), nil
+}
+
+func encodeRecord(coll string, r *record) (diskRecord, error) {
+	dr := diskRecord{ID: r.ID, Type: r.Type, Modified: r.Modified, Fields: make(map[string]json.RawMessage, len(r.Fields))}
+	for k, v := range r.Fields {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return dr, fmt.Errorf("encode %s %d field %s: %w", coll, r.ID, k, err)
+		}
+		dr.Fields[k] = b
+	}
+	return dr, nil
+}
+
+// decodeRecord checks and decodes one stored record of collection c.
+func decodeRecord(schemas map[string]*schema, c string, dr diskRecord, next map[string]int64) (*record, error) {
+	if dr.ID < 1 || dr.ID >= next[sequence(c)] {
+		return nil, fmt.Errorf("%s id %d: outside 1..next_id", c, dr.ID)
+	}
+	if (c == collContent) != slices.Contains(contentTypes(), dr.Type) {
+		return nil, fmt.Errorf("%s id %d: type %q", c, dr.ID, dr.Type)
+	}
+	if dr.Modified != "" && !validTimestamp(dr.Modified) {
+		return nil, fmt.Errorf("%s id %d: date_modified_utc %q", c, dr.ID, dr.Modified)
+	}
+	sc := storageSchema(schemas, c)
+	r := &record{ID: dr.ID, Type: dr.Type, Modified: dr.Modified, Fields: make(map[string]any, len(dr.Fields))}
+	for k, raw := range dr.Fields {
+		f := sc.field(k)
+		if f == nil {
+			return nil, fmt.Errorf("%s id %d: unknown field %s", c, dr.ID, k)
+		}
+		v, err := decodeStored(f.kind, raw)
+		if err != nil {
+			return nil, fmt.Errorf("%s id %d field %s: %w", c, dr.ID, k, err)
+		}
+		r.Fields[k] = v
+	}
+	return r, nil
 }
 
 // decodeState reads a data file, checking it as strictly as requests: a
@@ -165,39 +205,19 @@ func decodeState(b []byte, schemas map[string]*schema, now time.Time) (*state, e
 		if !ok {
 			return nil, fmt.Errorf("unknown collection %q", c)
 		}
-		sc := storageSchema(schemas, c)
 		for _, dr := range recs {
-			if dr.ID < 1 || dr.ID >= st.next[sequence(c)] {
-				return nil, fmt.Errorf("%s id %d: outside 1..next_id", c, dr.ID)
-			}
 			if _, dup := coll[dr.ID]; dup {
 				return nil, fmt.Errorf("%s id %d: stored twice", c, dr.ID)
 			}
-			if (c == collContent) != slices.Contains(contentTypes(), dr.Type) {
-				return nil, fmt.Errorf("%s id %d: type %q", c, dr.ID, dr.Type)
-			}
-			if dr.Modified != "" && !validTimestamp(dr.Modified) {
-				return nil, fmt.Errorf("%s id %d: date_modified_utc %q", c, dr.ID, dr.Modified)
-			}
-			r := &record{ID: dr.ID, Type: dr.Type, Modified: dr.Modified, Fields: make(map[string]any, len(dr.Fields))}
-			for k, raw := range dr.Fields {
-				f := sc.field(k)
-				if f == nil {
-					return nil, fmt.Errorf("%s id %d: unknown field %s", c, dr.ID, k)
-				}
-				v, err := decodeStored(f.kind, raw)
-				if err != nil {
-					return nil, fmt.Errorf("%s id %d field %s: %w", c, dr.ID, k, err)
-				}
-				r.Fields[k] = v
+			r, err := decodeRecord(schemas, c, dr, st.next)
+			if err != nil {
+				return nil, err
 			}
 			coll[dr.ID] = r
 		}
 	}
-	for id := range st.colls[collUnsubscribe] {
-		if _, both := st.colls[collSubscriber][id]; both {
-			return nil, fmt.Errorf("id %d is both a subscriber and an unsubscribe", id)
-		}
+	if err := st.check(); err != nil {
+		return nil, err
 	}
 	for _, t := range ds.Tokens {
 		if t.Expires.After(now) {
@@ -205,6 +225,16 @@ func decodeState(b []byte, schemas map[string]*schema, now time.Time) (*state, e
 		}
 	}
 	return st, nil
+}
+
+// check is what must hold across collections.
+func (st *state) check() error {
+	for id := range st.colls[collUnsubscribe] {
+		if _, both := st.colls[collSubscriber][id]; both {
+			return fmt.Errorf("id %d is both a subscriber and an unsubscribe", id)
+		}
+	}
+	return nil
 }
 
 func decodeStored(k kind, raw json.RawMessage) (any, error) {
@@ -242,20 +272,39 @@ func decodeStored(k kind, raw json.RawMessage) (any, error) {
 	return nil, fmt.Errorf("no decoder for %s", k)
 }
 
-// loadState reads path; a missing file is an empty state.
-func loadState(path string, schemas map[string]*schema, now time.Time) (st *state, existed bool, err error) {
+// loadState reads path, its snapshot then its journal (see journal.go); a
+// missing file is an empty state. journaled reports a non-empty journal.
+func loadState(path string, schemas map[string]*schema, now time.Time) (st *state, existed, journaled bool, err error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return newState(), false, nil
+		return newState(), false, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("read data file: %w", err)
+		return nil, false, false, fmt.Errorf("read data file: %w", err)
 	}
-	st, err = decodeState(b, schemas, now)
+	// The snapshot is the first JSON document; the journal follows it.
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var snap json.RawMessage
+	if err := dec.Decode(&snap); err != nil {
+		return nil, true, false, fmt.Errorf("data file %s: decode: %w", path, err)
+	}
+	st, err = decodeState(snap, schemas, now)
 	if err != nil {
-		return nil, true, fmt.Errorf("data file %s: %w", path, err)
+		return nil, true, false, fmt.Errorf("data file %s: %w", path, err)
 	}
-	return st, true, nil
+	rest := b[dec.InputOffset():]
+	if _, err := replayJournal(rest, st, schemas); err != nil {
+		return nil, true, false, fmt.Errorf("data file %s: %w", path, err)
+	}
+	if err := st.check(); err != nil {
+		return nil, true, false, fmt.Errorf("data file %s: after the journal: %w", path, err)
+	}
+	for h, exp := range st.tokens {
+		if !exp.After(now) {
+			delete(st.tokens, h)
+		}
+	}
+	return st, true, len(bytes.TrimSpace(rest)) > 0, nil
 }
 
 // writeFileAtomic replaces path with data so that a crash leaves either the

@@ -16,12 +16,6 @@ import (
 	"github.com/feedworker/feedworker/config"
 )
 
-// Defaults for settings the mapping leaves unset.
-const (
-	DefaultTitleMax   = 250
-	DefaultSummaryMax = 500
-)
-
 // Mapping is a feed's compiled mapping settings. It is immutable and safe for
 // concurrent use.
 type Mapping struct {
@@ -125,6 +119,9 @@ func (e *CompileError) Unwrap() []error {
 // regular expressions and the extension paths of event and need. It reports
 // every problem at once, as a *CompileError.
 func Compile(feedID string, m config.Mapping) (*Mapping, error) {
+	// Settings left unset (a mapping that did not go through config.Load)
+	// take the built-in defaults.
+	def := config.Default().Defaults.Mapping
 	c := &compiler{}
 	out := &Mapping{
 		feedID:       feedID,
@@ -134,8 +131,8 @@ func Compile(feedID string, m config.Mapping) (*Mapping, error) {
 		maxAge:       durationOf(m.MaxAge),
 		requireImage: deref(m.RequireImage),
 		fetchOGImage: deref(m.FetchOGImage),
-		titleMax:     c.positive("title_max", m.TitleMax, DefaultTitleMax),
-		summaryMax:   c.positive("summary_max", m.SummaryMax, DefaultSummaryMax),
+		titleMax:     c.positive("title_max", m.TitleMax, *def.TitleMax),
+		summaryMax:   c.positive("summary_max", m.SummaryMax, *def.SummaryMax),
 		expireAfter:  durationOf(m.ExpireAfter),
 		priorityFor:  durationOf(m.PriorityFor),
 		static: staticFields{
@@ -198,7 +195,7 @@ func Compile(feedID string, m config.Mapping) (*Mapping, error) {
 	out.exclude = c.filter("exclude", m.Exclude)
 	out.event = c.eventPaths(m.Event)
 	out.need = c.needPaths(m.Need, mayNeed)
-	out.ical = icalRulesOf(m.ICal)
+	out.ical = icalRulesOf(m.ICal, def.ICal)
 
 	if len(c.errs) > 0 {
 		return nil, &CompileError{FeedID: feedID, Fields: c.errs}

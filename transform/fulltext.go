@@ -17,9 +17,6 @@ const (
 	FullTextAlways = "always"
 )
 
-// DefaultFullTextMinChars is full_text_min_chars when unset.
-const DefaultFullTextMinChars = 500
-
 // fullText is a mapping's full-text settings.
 type fullText struct {
 	mode     string
@@ -29,7 +26,8 @@ type fullText struct {
 
 // compileFullText checks the full-text settings of m.
 func (c *compiler) compileFullText(m config.Mapping) fullText {
-	ft := fullText{mode: FullTextNever, minChars: c.positiveOrZero("full_text_min_chars", m.FullTextMinChars, DefaultFullTextMinChars)}
+	def := *config.Default().Defaults.Mapping.FullTextMinChars
+	ft := fullText{mode: FullTextNever, minChars: c.positiveOrZero("full_text_min_chars", m.FullTextMinChars, def)}
 	if m.FullText != nil {
 		switch mode := strings.ToLower(strings.TrimSpace(*m.FullText)); mode {
 		case FullTextNever, FullTextAuto, FullTextAlways:

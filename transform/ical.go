@@ -16,22 +16,16 @@ import (
 	"github.com/feedworker/feedworker/config"
 )
 
-// Defaults of the ical section, used when a Mapping is compiled from
-// settings that did not go through config.Load (config/defaults.go has the
-// ones users see).
-const (
-	defaultICalWindow     = 90 * 24 * time.Hour
-	defaultICalWindowBack = 24 * time.Hour
-)
-
 // icalRules are a feed's compiled ical settings.
 type icalRules struct {
 	window, back  time.Duration
 	keepCancelled bool
 }
 
-func icalRulesOf(c config.ICal) icalRules {
-	r := icalRules{window: defaultICalWindow, back: defaultICalWindowBack}
+// icalRulesOf compiles c; def (the built-in ical section) fills what a
+// Mapping compiled without config.Load leaves unset.
+func icalRulesOf(c, def config.ICal) icalRules {
+	r := icalRules{window: def.Window.D(), back: def.WindowBack.D()}
 	if c.Window != nil {
 		r.window = c.Window.D()
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/feedworker/feedworker/config"
 	"github.com/feedworker/feedworker/internal/netguard"
 )
 
@@ -39,7 +40,7 @@ type OGImageOptions struct {
 	CacheSize int
 	// MaxRedirects is how many redirects a fetch follows (default 5).
 	MaxRedirects int
-	// UserAgent is sent with each request (default "feedworker").
+	// UserAgent is sent with each request (default http.user_agent's).
 	UserAgent string
 	// AllowNetworks are networks besides the public internet that pages
 	// may be fetched from (http.allow_networks): the one way through the
@@ -91,7 +92,7 @@ func newOGImageFetcher(o OGImageOptions, allow func(netip.AddrPort) bool) *OGIma
 		o.MaxRedirects = 5
 	}
 	if o.UserAgent == "" {
-		o.UserAgent = "feedworker"
+		o.UserAgent = config.Default().HTTP.UserAgent
 	}
 	dialer := &net.Dialer{Timeout: o.Timeout}
 	// Control runs with the resolved address of every connection,

@@ -42,11 +42,11 @@ import (
 	"github.com/feedworker/feedworker/dedupe"
 )
 
-// Defaults used when [Options] leave a field zero.
+// Defaults used when [Options] leave a field zero; Lease, MaxBody and
+// UserAgent take config.Default's websub.lease, http.max_body_size and
+// http.user_agent.
 const (
-	DefaultLease      = 7 * 24 * time.Hour
 	DefaultCheckEvery = time.Minute
-	DefaultMaxBody    = 10 << 20
 	// retryAfter is how long a pending or refused subscription waits
 	// before it is asked for again.
 	retryAfter = 5 * time.Minute
@@ -73,6 +73,9 @@ type Options struct {
 	// Client sends the subscription requests (default: a client with a
 	// 30s timeout).
 	Client *http.Client
+	// UserAgent is sent with the subscription requests (default
+	// http.user_agent's); the worker passes http.user_agent.
+	UserAgent string
 	// Lease is what hub.lease_seconds asks for (default 7 days).
 	Lease time.Duration
 	// CheckEvery is how often Run looks for subscriptions to renew
@@ -107,9 +110,11 @@ func New(o Options) (*Subscriber, error) {
 	if o.Client == nil {
 		o.Client = &http.Client{Timeout: requestTimeout}
 	}
-	o.Lease = cmp.Or(max(o.Lease, 0), DefaultLease)
+	def := config.Default()
+	o.UserAgent = cmp.Or(o.UserAgent, def.HTTP.UserAgent)
+	o.Lease = cmp.Or(max(o.Lease, 0), def.WebSub.Lease.D())
 	o.CheckEvery = cmp.Or(max(o.CheckEvery, 0), DefaultCheckEvery)
-	o.MaxBody = cmp.Or(max(o.MaxBody, 0), DefaultMaxBody)
+	o.MaxBody = cmp.Or(max(o.MaxBody, 0), int64(def.HTTP.MaxBodySize))
 	o.Owner = cmp.Or(o.Owner, "websub-"+randomHex(6))
 	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 	m, err := newMetrics(o.Registerer)
@@ -286,6 +291,7 @@ func (s *Subscriber) request(ctx context.Context, hub, mode, topic, feedID, secr
 		return fmt.Errorf("%s at hub %s: %w", mode, config.RedactURL(hub), err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("User-Agent", s.o.UserAgent)
 	resp, err := s.o.Client.Do(req)
 	if err != nil {
 		var ue *url.Error

@@ -130,12 +130,8 @@ func (w *Worker) mapFeed(ctx context.Context, feed config.Feed, res *feeds.Resul
 			w.log.Debug("item skipped", "feed", feed.ID, "reason", r.Skip)
 		}
 	}
-	if filtered > 0 {
-		w.metrics.items.WithLabelValues(feed.ID, "filtered").Add(float64(filtered))
-	}
-	if failed > 0 {
-		w.metrics.items.WithLabelValues(feed.ID, "failed").Add(float64(failed))
-	}
+	w.pub.CountItems(feed.ID, "filtered", filtered)
+	w.pub.CountItems(feed.ID, "failed", failed)
 	payloads := make([]transform.Payload, 0, len(results))
 	for _, r := range results {
 		if r.Payload != nil && r.Err == nil && r.Skip == "" {

@@ -11,21 +11,15 @@ import (
 	"github.com/feedworker/feedworker/acs"
 )
 
-// metrics are the worker's own collectors; feeds and publish register theirs.
+// metrics are the worker's own collectors; feeds and publish register
+// theirs (feedworker_items_total is publish's, see Publisher.CountItems).
 type metrics struct {
-	items       *prometheus.CounterVec
 	apiDuration *prometheus.HistogramVec
 	reloads     *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer, version string) *metrics {
 	m := &metrics{
-		// The same definition as publish's: the publisher counts new,
-		// duplicate, updated and seen; the worker filtered and failed.
-		items: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "feedworker_items_total",
-			Help: "Feed items by outcome: seen (recorded without publishing), new, duplicate, updated, filtered, failed.",
-		}, []string{"feed", "outcome"}),
 		apiDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "feedworker_api_request_duration_seconds",
 			Help:    "Duration of API requests by method, route template and status class (error: no answer).",
@@ -41,7 +35,7 @@ func newMetrics(reg prometheus.Registerer, version string) *metrics {
 		Help: "Build information; the value is always 1.",
 	}, []string{"version", "goversion"})
 	build.WithLabelValues(version, runtime.Version()).Set(1)
-	reg.MustRegister(m.items, m.apiDuration, m.reloads, build)
+	reg.MustRegister(m.apiDuration, m.reloads, build)
 	// Both results exist from the start, so a rate() over them works at once.
 	m.reloads.WithLabelValues("ok")
 	m.reloads.WithLabelValues("invalid")

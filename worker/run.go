@@ -97,6 +97,7 @@ func (w *Worker) Run(ctx context.Context, reload <-chan struct{}) error {
 		w.log.Info("websub callback listening", "addr", wsLn.Addr().String(), "public_url", cfg.WebSub.PublicURL)
 	}
 	goRun("publisher", w.pub.Run)
+	goRun("store epoch", func(ctx context.Context) error { w.pub.WatchStore(ctx); return nil })
 	goRun("poller", w.poller.Run)
 	goRun("summary", w.reportSummaries)
 	goRun("history", w.runHistory)

@@ -25,6 +25,7 @@ func (w *Worker) openWebSub(reg prometheus.Registerer, owner string) error {
 	sub, err := websub.New(websub.Options{
 		Store:      w.store,
 		PublicURL:  cfg.WebSub.PublicURL,
+		UserAgent:  cfg.HTTP.UserAgent,
 		Deliver:    w.handlePush,
 		Lease:      cfg.WebSub.Lease.D(),
 		MaxBody:    int64(cfg.HTTP.MaxBodySize),

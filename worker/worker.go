@@ -160,6 +160,9 @@ func New(ctx context.Context, o Options) (_ *Worker, err error) {
 		MaxBackoff:    cfg.Publish.MaxBackoff.D(),
 		Owner:         owner,
 		Observer:      w.hist,
+		// The store forgot what it held: fetch every feed in full again,
+		// so that what it forgot is seen, and reconciled, again.
+		OnStoreLoss: func() { w.poller.Refetch() },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("publisher: %w", err)
@@ -275,8 +278,8 @@ func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Stor
 	}
 	if !persistent(pctx, rc) {
 		log.Warn("redis keeps nothing on disk (appendonly no, no save points): a restart of it forgets what "+
-			"was published, and the newest initial_items of every feed would be posted again; see deploy/README.md",
-			"redis", cfg.Redis.Describe())
+			"was published, and every feed must then be reconciled with the API (one GET per 100 items) before "+
+			"anything is posted; see deploy/README.md", "redis", cfg.Redis.Describe())
 	}
 	return st, nil
 }
@@ -361,10 +364,10 @@ func OpenAPI(ctx context.Context, cfg *config.Config, o APIOptions) (*API, error
 		out.Close = func() error { cancel(); <-done; return nil }
 		out.Sandbox = sb
 		baseURL = "http://" + ln.Addr().String()
-		hc = acs.ClientCredentials{TokenURL: acs.TokenURL(baseURL), ClientID: embeddedClientID, ClientSecret: embeddedClientSecret}.HTTPClient(base)
+		hc = acs.ClientCredentials{TokenURL: acs.TokenURL(baseURL), ClientID: embeddedClientID, ClientSecret: embeddedClientSecret}.HTTPClient(userAgent{base, cfg.HTTP.UserAgent})
 	} else {
 		var err error
-		if hc, err = authClient(api, base); err != nil {
+		if hc, err = authClient(api, userAgent{base, cfg.HTTP.UserAgent}); err != nil {
 			return nil, err
 		}
 	}

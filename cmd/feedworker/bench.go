@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/feedworker/feedworker/internal/bench"
 )
@@ -31,13 +32,14 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Float64Var(&o.RateLimit, "rate-limit", 0, "the API's rate limit in requests/s (the sandbox answers 429 above it; the worker is configured with it); 0: none")
 	fs.Float64Var(&o.WorkerRateLimit, "worker-rate-limit", -1, "the worker's api.rate_limit; negative: --rate-limit, 0: unset (only 429 and Retry-After slow it)")
 	fs.IntVar(&o.Runs, "runs", bench.DefaultRuns, "runs of the three cycles; the report gives medians")
-	fs.StringVar(&o.RedisURL, "redis-url", cmp.Or(os.Getenv("REDIS_URL"), bench.DefaultRedisURL), "Redis to use, under a fresh key prefix removed after; $REDIS_URL, when set, is the default")
+	fs.StringVar(&o.RedisURL, "redis-url", cmp.Or(os.Getenv("REDIS_URL"), bench.DefaultRedisURL), "Redis to use (with --stores redis), under a fresh key prefix removed after; $REDIS_URL, when set, is the default")
 	fs.Uint64Var(&o.Seed, "seed", bench.DefaultSeed, "seed of the generated feeds and of the changed feeds")
 	fs.IntVar(&o.Workers, "workers", bench.DefaultWorkers, "publish.workers of the worker")
 	fs.IntVar(&o.Concurrency, "concurrency", bench.DefaultConcurrency, "http.max_concurrency and http.per_host_concurrency of the worker")
 	fs.StringVar(&o.ProfileDir, "profile", "", "directory for CPU and heap profiles of the worker, and a CPU profile of the farm and sandbox, per cycle")
 	fs.DurationVar(&o.Timeout, "timeout", bench.DefaultTimeout, "longest a cycle may take")
 	fs.StringVar(&o.Dir, "dir", "", "keep the worker configs, logs and reports in this directory (default: a temporary one, removed)")
+	stores := fs.String("stores", bench.StoreEmbedded+","+bench.StoreRedis, "stores to measure, comma-separated: embedded (bbolt file), redis")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	verbose := fs.Bool("v", false, "log progress to stderr")
 	if err := fs.Parse(args); err != nil {
@@ -51,6 +53,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if o.Feeds < 1 || o.Items < 1 || o.Runs < 1 || o.Workers < 1 || o.Concurrency < 1 {
 		return errors.New("--feeds, --items, --runs, --workers and --concurrency must be at least 1")
 	}
+	o.Stores = strings.Split(*stores, ",")
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find the feedworker executable: %w", err)

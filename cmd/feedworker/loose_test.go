@@ -145,7 +145,9 @@ feeds:
 		}
 		return n
 	}
-	posts, lookups := count(http.MethodPost, "/v3/story"), count(http.MethodGet, "/v3/content")
+	// One look-up is the feed's first sight (reconcile mode), which an
+	// unreadable answer leaves as first sight always was.
+	posts, lookups := count(http.MethodPost, "/v3/story"), count(http.MethodGet, "/v3/content")-1
 	levels := map[string]int{}
 	attempts, reasons := 0, 0
 	sc := bufio.NewScanner(strings.NewReader(errOut))

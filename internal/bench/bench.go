@@ -4,9 +4,12 @@
 // process per cycle, so that its CPU time and peak RSS come from the
 // kernel's accounting of that process alone (getrusage of the child).
 //
-// A run has three cycles: 1, every item new; 2, every feed answers 304;
-// 3, a fraction of the feeds changed (one new item and one edited item
-// each). Each cycle starts a fresh worker process (`feedworker bench
+// A run measures each store asked for (the embedded bbolt file and Redis,
+// by default both, one after the other on fresh farms and sandboxes) and
+// the gofeed-only floor (see [Floor]), so that their ratios come from the
+// same run. Each store has three cycles: 1, every item new; 2, every feed
+// answers 304; 3, a fraction of the feeds changed (one new item and one
+// edited item each). Each cycle starts a fresh worker process (`feedworker bench
 // worker`, which is `feedworker once` plus a report of its metrics written
 // at exit) and ends when it exits, after delivering everything due; the
 // bench then checks the sandbox holds what it should and fails otherwise.
@@ -32,6 +35,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -53,6 +57,9 @@ const (
 	DefaultConcurrency = 32
 	DefaultSeed        = 1
 	DefaultRedisURL    = "redis://127.0.0.1:6379/0"
+	// StoreEmbedded and StoreRedis name the stores a bench measures.
+	StoreEmbedded = "embedded"
+	StoreRedis    = "redis"
 	// DefaultTimeout bounds one cycle; a worker that hangs fails the run.
 	DefaultTimeout = 10 * time.Minute
 )
@@ -84,7 +91,10 @@ type Options struct {
 	WorkerRateLimit float64
 	// Runs is how many times the three cycles run; the report gives the
 	// median of each measure.
-	Runs     int
+	Runs int
+	// Stores are the stores measured, in order: StoreEmbedded and
+	// StoreRedis (default both). Redis is reached only when asked for.
+	Stores   []string
 	RedisURL string
 	Seed     uint64
 	// Workers is publish.workers and Concurrency is http.max_concurrency
@@ -117,6 +127,9 @@ func (o Options) withDefaults() Options {
 	o.Feeds = cmp.Or(o.Feeds, DefaultFeeds)
 	o.Items = cmp.Or(o.Items, DefaultItems)
 	o.Runs = cmp.Or(o.Runs, DefaultRuns)
+	if len(o.Stores) == 0 {
+		o.Stores = []string{StoreEmbedded, StoreRedis}
+	}
 	o.RedisURL = cmp.Or(o.RedisURL, DefaultRedisURL)
 	o.Seed = cmp.Or(o.Seed, DefaultSeed)
 	o.Workers = cmp.Or(o.Workers, DefaultWorkers)
@@ -149,6 +162,11 @@ func (o Options) validate() error {
 	if o.Latency < 0 || o.APILatency < 0 || o.RateLimit < 0 {
 		errs = append(errs, errors.New("latencies and the rate limit must not be negative"))
 	}
+	for _, st := range o.Stores {
+		if st != StoreEmbedded && st != StoreRedis {
+			errs = append(errs, fmt.Errorf("store %q: want %q or %q", st, StoreEmbedded, StoreRedis))
+		}
+	}
 	if len(o.Command) == 0 {
 		errs = append(errs, errors.New("no worker command"))
 	}
@@ -178,35 +196,55 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, fmt.Errorf("bench: profile dir: %w", err)
 		}
 	}
-	ropts, err := redis.ParseURL(o.RedisURL)
-	if err != nil {
-		return nil, fmt.Errorf("bench: redis url: %w", err)
-	}
-	ropts.MaxRetries = -1 // a Redis that does not answer fails the bench at once
-	rc := redis.NewClient(ropts)
-	defer rc.Close()
-	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	err = rc.Ping(pctx).Err()
-	cancel()
-	if err != nil {
-		return nil, fmt.Errorf("bench: redis at %s: %w", redactURL(o.RedisURL), err)
+	var rc *redis.Client
+	if slices.Contains(o.Stores, StoreRedis) {
+		ropts, err := redis.ParseURL(o.RedisURL)
+		if err != nil {
+			return nil, fmt.Errorf("bench: redis url: %w", err)
+		}
+		ropts.MaxRetries = -1 // a Redis that does not answer fails the bench at once
+		rc = redis.NewClient(ropts)
+		defer rc.Close()
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err = rc.Ping(pctx).Err()
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("bench: redis at %s: %w", redactURL(o.RedisURL), err)
+		}
 	}
 	rep := &Report{Options: reportOptions(o), Machine: machine(ctx, rc)}
+	for _, st := range o.Stores {
+		rep.Stores = append(rep.Stores, StoreResult{Store: st})
+	}
 	for run := range o.Runs {
 		o.Logger.Info("run", "n", run+1, "of", o.Runs)
-		cycles, err := runOnce(ctx, o, rc, run)
+		f, err := runFloor(ctx, o, run)
 		if err != nil {
 			return nil, fmt.Errorf("bench: run %d: %w", run+1, err)
 		}
-		rep.Runs = append(rep.Runs, cycles)
+		rep.Floor.Runs = append(rep.Floor.Runs, f)
+		// The stores take turns going first, so that neither always runs
+		// on a machine the other just warmed (or heated).
+		order := make([]int, len(o.Stores))
+		for i := range order {
+			order[i] = (i + run) % len(order)
+		}
+		for _, i := range order {
+			cycles, err := runOnce(ctx, o, rc, run, o.Stores[i])
+			if err != nil {
+				return nil, fmt.Errorf("bench: run %d, %s store: %w", run+1, o.Stores[i], err)
+			}
+			rep.Stores[i].Runs = append(rep.Stores[i].Runs, cycles)
+		}
 	}
-	rep.Median = medians(rep.Runs)
+	rep.summarize()
 	return rep, nil
 }
 
 // env is one run's servers and state.
 type env struct {
 	o       Options
+	store   string // StoreEmbedded or StoreRedis
 	prefix  string
 	farm    *feedfarm.Farm
 	farmURL string
@@ -218,16 +256,32 @@ type env struct {
 	farmConns, apiConns atomic.Int64
 }
 
-func runOnce(ctx context.Context, o Options, rc *redis.Client, run int) (cycles []Cycle, err error) {
-	e := &env{o: o, run: run, prefix: "fw-bench-" + randomHex(6) + ":"}
-	defer func() {
-		// A fresh prefix per run; its keys go whatever happened.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		if cerr := deletePrefix(cctx, rc, e.prefix); cerr != nil {
-			err = errors.Join(err, fmt.Errorf("clean redis prefix %s: %w", e.prefix, cerr))
-		}
-	}()
+// runFloor measures the gofeed-only floor on a fresh farm.
+func runFloor(ctx context.Context, o Options, run int) (Floor, error) {
+	e := &env{o: o, run: run}
+	e.farm = feedfarm.New(feedfarm.Options{Feeds: o.Feeds, Items: o.Items, Seed: o.Seed, Latency: o.Latency, Gzip: o.Gzip})
+	farmURL, stopFarm, err := serve(e.farm, &e.farmConns)
+	if err != nil {
+		return Floor{}, err
+	}
+	defer stopFarm()
+	e.farmURL = farmURL
+	return e.floor(ctx)
+}
+
+func runOnce(ctx context.Context, o Options, rc *redis.Client, run int, store string) (cycles []Cycle, err error) {
+	e := &env{o: o, run: run, store: store}
+	if store == StoreRedis {
+		e.prefix = "fw-bench-" + randomHex(6) + ":"
+		defer func() {
+			// A fresh prefix per run; its keys go whatever happened.
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			if cerr := deletePrefix(cctx, rc, e.prefix); cerr != nil {
+				err = errors.Join(err, fmt.Errorf("clean redis prefix %s: %w", e.prefix, cerr))
+			}
+		}()
+	}
 
 	e.farm = feedfarm.New(feedfarm.Options{Feeds: o.Feeds, Items: o.Items, Seed: o.Seed, Latency: o.Latency, Gzip: o.Gzip})
 	farmURL, stopFarm, err := serve(e.farm, &e.farmConns)
@@ -333,10 +387,16 @@ api:
 	if wl := o.workerRateLimit(); wl > 0 {
 		fmt.Fprintf(&b, "  rate_limit: %g\n", wl)
 	}
-	fmt.Fprintf(&b, `redis:
-  url: %q
-  prefix: %q
-http:
+	if e.store == StoreRedis {
+		fmt.Fprintf(&b, "redis:\n  url: %q\n  prefix: %q\n", o.RedisURL, e.prefix)
+	} else {
+		db := filepath.Join(o.Dir, fmt.Sprintf("run%d.db", e.run+1))
+		if err := os.Remove(db); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("remove old store file: %w", err)
+		}
+		fmt.Fprintf(&b, "store:\n  path: %q\n", db)
+	}
+	fmt.Fprintf(&b, `http:
   max_concurrency: %d
   per_host_concurrency: %d
 publish:
@@ -348,7 +408,7 @@ log:
 defaults:
   initial_items: %d
 feeds:
-`, o.RedisURL, e.prefix, o.Concurrency, o.Concurrency, o.Workers, o.Items)
+`, o.Concurrency, o.Concurrency, o.Workers, o.Items)
 	if o.NoReposts {
 		// Inserted before feeds: it belongs to defaults.
 		s := b.String()
@@ -358,7 +418,7 @@ feeds:
 	for i := range o.Feeds {
 		fmt.Fprintf(&b, "  - id: farm-%d\n    url: %s\n", i, feedfarm.URL(e.farmURL, i))
 	}
-	path := filepath.Join(o.Dir, fmt.Sprintf("run%d.yaml", e.run+1))
+	path := filepath.Join(o.Dir, fmt.Sprintf("run%d-%s.yaml", e.run+1, e.store))
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		return "", fmt.Errorf("write worker config: %w", err)
 	}
@@ -370,49 +430,37 @@ func (e *env) cycle(ctx context.Context, n int, cfg string) (Cycle, error) {
 	o := e.o
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	report := filepath.Join(o.Dir, fmt.Sprintf("run%d-cycle%d.json", e.run+1, n))
+	name := fmt.Sprintf("run%d-%s-cycle%d", e.run+1, e.store, n)
+	report := filepath.Join(o.Dir, name+".json")
 	args := append(append([]string{}, o.Command[1:]...), "--config", cfg, "--report", report)
 	if o.ProfileDir != "" {
 		args = append(args,
-			"--cpuprofile", filepath.Join(o.ProfileDir, fmt.Sprintf("run%d-cycle%d-cpu.pprof", e.run+1, n)),
-			"--memprofile", filepath.Join(o.ProfileDir, fmt.Sprintf("run%d-cycle%d-heap.pprof", e.run+1, n)))
+			"--cpuprofile", filepath.Join(o.ProfileDir, name+"-cpu.pprof"),
+			"--memprofile", filepath.Join(o.ProfileDir, name+"-heap.pprof"))
 	}
-	logPath := cmp.Or(o.WorkerLog, filepath.Join(o.Dir, fmt.Sprintf("run%d-cycle%d.log", e.run+1, n)))
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return Cycle{}, fmt.Errorf("cycle %d: worker log: %w", n, err)
-	}
-	defer logf.Close()
-	cmd := exec.CommandContext(ctx, o.Command[0], args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if len(o.Env) > 0 {
-		cmd.Env = append(os.Environ(), o.Env...)
-	}
-
 	farmReq, farm304 := e.farm.Requests(), e.farm.NotModified()
 	farmConns, apiConns := e.farmConns.Load(), e.apiConns.Load()
 	api0 := e.api.snapshot()
-	o.Logger.Info("cycle", "run", e.run+1, "cycle", n)
-	stopProfile, err := e.profileServers(n)
+	o.Logger.Info("cycle", "run", e.run+1, "store", e.store, "cycle", n)
+	stopProfile, err := e.profileServers(name)
 	if err != nil {
 		return Cycle{}, err
 	}
-	start := time.Now()
-	err = cmd.Run()
-	wall := time.Since(start)
+	ru, wall, logPath, err := e.child(ctx, fmt.Sprintf("%s-cycle%d", e.store, n), args)
 	stopProfile()
 	if err != nil {
-		return Cycle{}, fmt.Errorf("cycle %d: worker: %w (log: %s)", n, err, tail(logPath))
+		return Cycle{}, fmt.Errorf("cycle %d: %w", n, err)
 	}
 	api := e.api.since(api0)
 
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return Cycle{}, fmt.Errorf("cycle %d: no resource usage for the worker process", n)
-	}
 	wr, err := readWorkerReport(report)
 	if err != nil {
 		return Cycle{}, fmt.Errorf("cycle %d: %w", n, err)
+	}
+	if e.store == StoreRedis && !wr.CountsRoundTrips {
+		// The bench counts round trips on Redis; a worker without the
+		// counter is not the one the bench was built with.
+		return Cycle{}, fmt.Errorf("cycle %d: no feedworker_redis_round_trips_total in the worker's metrics", n)
 	}
 	c := Cycle{
 		Cycle:           n,
@@ -442,11 +490,11 @@ func (e *env) cycle(ctx context.Context, n int, cfg string) (Cycle, error) {
 // profileServers profiles the bench process (the farm and the sandbox)
 // during a cycle, when profiles are asked for, to see whether the servers
 // rather than the worker set the pace.
-func (e *env) profileServers(n int) (stop func(), err error) {
+func (e *env) profileServers(name string) (stop func(), err error) {
 	if e.o.ProfileDir == "" {
 		return func() {}, nil
 	}
-	f, err := os.Create(filepath.Join(e.o.ProfileDir, fmt.Sprintf("run%d-cycle%d-servers-cpu.pprof", e.run+1, n)))
+	f, err := os.Create(filepath.Join(e.o.ProfileDir, name+"-servers-cpu.pprof"))
 	if err != nil {
 		return nil, fmt.Errorf("servers profile: %w", err)
 	}
@@ -455,6 +503,34 @@ func (e *env) profileServers(n int) (stop func(), err error) {
 		return nil, fmt.Errorf("servers profile: %w", err)
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// child runs one child process (a worker cycle or the floor) with args,
+// its output in a log file, and returns its resource usage and wall time.
+func (e *env) child(ctx context.Context, name string, args []string) (*syscall.Rusage, time.Duration, string, error) {
+	o := e.o
+	logPath := cmp.Or(o.WorkerLog, filepath.Join(o.Dir, fmt.Sprintf("run%d-%s.log", e.run+1, name)))
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, 0, "", fmt.Errorf("%s: log: %w", name, err)
+	}
+	defer logf.Close()
+	cmd := exec.CommandContext(ctx, o.Command[0], args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if len(o.Env) > 0 {
+		cmd.Env = append(os.Environ(), o.Env...)
+	}
+	start := time.Now()
+	err = cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		return nil, 0, logPath, fmt.Errorf("%s: %w (log: %s)", name, err, tail(logPath))
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return nil, 0, logPath, fmt.Errorf("%s: no resource usage for the process", name)
+	}
+	return ru, wall, logPath, nil
 }
 
 func tvSeconds(tv syscall.Timeval) float64 {

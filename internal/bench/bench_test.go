@@ -67,26 +67,40 @@ func TestSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Median) != 3 {
-		t.Fatalf("%d cycles in the report, want 3", len(rep.Median))
+	if len(rep.Stores) != 2 || rep.Stores[0].Store != StoreEmbedded || rep.Stores[1].Store != StoreRedis {
+		t.Fatalf("stores %+v; want embedded and redis", rep.Stores)
 	}
-	c1, c2, c3 := rep.Median[0], rep.Median[1], rep.Median[2]
-	if c1.Created != 1000 || c1.Polls != 200 || c1.FeedRequests != 200 {
-		t.Errorf("cycle 1 = %+v; want 1000 created from 200 polls", c1)
+	if f := rep.Floor.Median; f.Items != 1000 || f.CPU <= 0 || f.PeakRSSMB <= 0 {
+		t.Errorf("floor = %+v; want 1000 items parsed, CPU and RSS measured", f)
 	}
-	if c2.FeedNotModified != 200 || c2.Created+c2.Updated != 0 {
-		t.Errorf("cycle 2 = %+v; want 200 304s and nothing sent", c2)
-	}
-	if c3.Created != 20 || c3.Updated != 20 {
-		t.Errorf("cycle 3 = %+v; want 20 new and 20 edited items (10%% of 200 feeds)", c3)
-	}
-	if c2.RoundTripsPerPoll >= 1 {
-		t.Errorf("cycle 2: %.3f Redis round trips per poll; want under 1 (leases and validators loaded per pass)", c2.RoundTripsPerPoll)
-	}
-	for _, c := range rep.Median {
-		if c.CPU <= 0 || c.PeakRSSMB <= 0 || c.Wall <= 0 {
-			t.Errorf("cycle %d: wall %v, CPU %v, peak RSS %v; want all measured", c.Cycle, c.Wall, c.CPU, c.PeakRSSMB)
+	for _, st := range rep.Stores {
+		if len(st.Median) != 3 {
+			t.Fatalf("%s: %d cycles in the report, want 3", st.Store, len(st.Median))
 		}
+		c1, c2, c3 := st.Median[0], st.Median[1], st.Median[2]
+		if c1.Created != 1000 || c1.Polls != 200 || c1.FeedRequests != 200 {
+			t.Errorf("%s: cycle 1 = %+v; want 1000 created from 200 polls", st.Store, c1)
+		}
+		if c2.FeedNotModified != 200 || c2.Created+c2.Updated != 0 {
+			t.Errorf("%s: cycle 2 = %+v; want 200 304s and nothing sent", st.Store, c2)
+		}
+		if c3.Created != 20 || c3.Updated != 20 {
+			t.Errorf("%s: cycle 3 = %+v; want 20 new and 20 edited items (10%% of 200 feeds)", st.Store, c3)
+		}
+		if st.Store == StoreRedis && c2.RoundTripsPerPoll >= 1 {
+			t.Errorf("cycle 2: %.3f Redis round trips per poll; want under 1 (leases and validators loaded per pass)", c2.RoundTripsPerPoll)
+		}
+		for _, c := range st.Median {
+			if c.CPU <= 0 || c.PeakRSSMB <= 0 || c.Wall <= 0 {
+				t.Errorf("%s: cycle %d: wall %v, CPU %v, peak RSS %v; want all measured", st.Store, c.Cycle, c.Wall, c.CPU, c.PeakRSSMB)
+			}
+		}
+		if r := rep.Ratios.CPUVsFloor[st.Store]; r <= 0 {
+			t.Errorf("%s: CPU vs floor %v; want a ratio", st.Store, r)
+		}
+	}
+	if rep.Ratios.EmbeddedVsRedisWall <= 0 || rep.Ratios.EmbeddedVsRedisCPU <= 0 {
+		t.Errorf("ratios %+v; want embedded vs redis measured", rep.Ratios)
 	}
 	var text strings.Builder
 	if err := rep.WriteText(&text); err != nil {

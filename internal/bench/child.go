@@ -18,7 +18,8 @@ import (
 // worker`): what `feedworker once` does (load the config, poll every feed
 // once, deliver everything due, print the summary), then the report the
 // bench reads, and profiles when asked. args are its flags: --config,
-// --report, --cpuprofile and --memprofile. version is the worker's
+// --report, --cpuprofile and --memprofile; with --floor (and --feeds,
+// --concurrency) it is the gofeed-only floor process instead (see [Floor]). version is the worker's
 // version.
 func RunWorker(ctx context.Context, args []string, version string, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("feedworker bench worker", flag.ContinueOnError)
@@ -27,8 +28,12 @@ func RunWorker(ctx context.Context, args []string, version string, stdout, stder
 	report := fs.String("report", "", "where to write the report for the bench (required)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the pass here")
 	memProfile := fs.String("memprofile", "", "write a heap profile here at the end of the pass")
+	ff := addFloorFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *ff.base != "" && *report != "" {
+		return runFloorChild(ctx, *ff.base, *ff.feeds, *ff.concurrency, *report)
 	}
 	if *configPath == "" || *report == "" {
 		return errors.New("--config and --report are required")

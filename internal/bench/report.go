@@ -58,6 +58,9 @@ type Cycle struct {
 	// without one).
 	DeliveredRate  float64 `json:"delivered_per_s"`
 	RateLimitRatio float64 `json:"delivered_vs_rate_limit"`
+	// CPUPerItemUS is CPU divided by the items created or updated
+	// (microseconds; zero when none).
+	CPUPerItemUS float64 `json:"cpu_per_item_us"`
 }
 
 // derive fills the rates and ratios from the counts.
@@ -73,6 +76,7 @@ func (c *Cycle) derive(o Options, api apiCounts) {
 	}
 	if items > 0 {
 		c.RoundTripsPerItem = float64(c.RedisRoundTrips) / items
+		c.CPUPerItemUS = c.CPU / items * 1e6
 	}
 	if api.nwrites >= 2 {
 		if d := api.last.Sub(api.first).Seconds(); d > 0 {
@@ -85,13 +89,88 @@ func (c *Cycle) derive(o Options, api apiCounts) {
 	}
 }
 
-// Report is a bench's outcome: every run's cycles and their medians.
+// Report is a bench's outcome: per store, every run's cycles and their
+// medians; the floor's; and the ratios between them.
 type Report struct {
 	Options ReportOptions `json:"options"`
 	Machine Machine       `json:"machine"`
-	Runs    [][]Cycle     `json:"runs"`
+	Stores  []StoreResult `json:"stores"`
+	Floor   FloorResult   `json:"gofeed_floor"`
+	// Ratios are medians over the runs of ratios taken within each run.
+	Ratios Ratios `json:"ratios"`
+}
+
+// StoreResult is one store's cycles.
+type StoreResult struct {
+	Store string    `json:"store"`
+	Runs  [][]Cycle `json:"runs"`
 	// Median holds, per cycle, the median of each measure over the runs.
 	Median []Cycle `json:"median"`
+}
+
+// FloorResult is the gofeed-only floor per run and its medians.
+type FloorResult struct {
+	Runs   []Floor `json:"runs"`
+	Median Floor   `json:"median"`
+}
+
+// Ratios compare the stores and the floor, each the median over the runs
+// of the ratio within one run (the machine's load changes between runs
+// more than within one).
+type Ratios struct {
+	// EmbeddedVsRedisWall and EmbeddedVsRedisCPU divide the embedded
+	// store's cycle 1 wall time and worker CPU by Redis's (zero unless
+	// both were measured).
+	EmbeddedVsRedisWall float64 `json:"embedded_vs_redis_wall"`
+	EmbeddedVsRedisCPU  float64 `json:"embedded_vs_redis_cpu"`
+	// CPUVsFloor divides each store's cycle 1 worker CPU by the floor's
+	// CPU, by store name.
+	CPUVsFloor map[string]float64 `json:"cpu_vs_floor"`
+}
+
+// summarize fills the medians and the ratios from the runs.
+func (r *Report) summarize() {
+	for i := range r.Stores {
+		r.Stores[i].Median = medians(r.Stores[i].Runs)
+	}
+	fl := r.Floor.Runs
+	col := func(get func(Floor) float64) float64 {
+		v := make([]float64, len(fl))
+		for i, f := range fl {
+			v[i] = get(f)
+		}
+		return median(v)
+	}
+	r.Floor.Median = Floor{Wall: col(func(f Floor) float64 { return f.Wall }), CPU: col(func(f Floor) float64 { return f.CPU }),
+		PeakRSSMB: col(func(f Floor) float64 { return f.PeakRSSMB }), Items: int(col(func(f Floor) float64 { return float64(f.Items) }))}
+	r.Ratios.CPUVsFloor = map[string]float64{}
+	var emb, red *StoreResult
+	for i := range r.Stores {
+		s := &r.Stores[i]
+		switch s.Store {
+		case StoreEmbedded:
+			emb = s
+		case StoreRedis:
+			red = s
+		}
+		v := make([]float64, 0, len(s.Runs))
+		for run, cycles := range s.Runs {
+			if run < len(fl) && fl[run].CPU > 0 && len(cycles) > 0 {
+				v = append(v, cycles[0].CPU/fl[run].CPU)
+			}
+		}
+		r.Ratios.CPUVsFloor[s.Store] = median(v)
+	}
+	if emb != nil && red != nil {
+		var wall, cpu []float64
+		for run := range min(len(emb.Runs), len(red.Runs)) {
+			e, d := emb.Runs[run][0], red.Runs[run][0]
+			if d.Wall > 0 && d.CPU > 0 {
+				wall, cpu = append(wall, e.Wall/d.Wall), append(cpu, e.CPU/d.CPU)
+			}
+		}
+		r.Ratios.EmbeddedVsRedisWall, r.Ratios.EmbeddedVsRedisCPU = median(wall), median(cpu)
+	}
 }
 
 // ReportOptions echo the options that shape the numbers.
@@ -127,11 +206,19 @@ type Machine struct {
 	GoVersion    string `json:"go_version"`
 	RedisVersion string `json:"redis_version"`
 	OS           string `json:"os"`
+	// LoadAvg is /proc/loadavg when the bench started: on a shared
+	// machine, how busy it was.
+	LoadAvg string `json:"load_avg"`
 }
 
 func machine(ctx context.Context, rc *redis.Client) Machine {
 	m := Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH,
-		MemoryGiB: "unknown", RedisVersion: "unknown"}
+		MemoryGiB: "unknown", RedisVersion: "unknown", LoadAvg: "unknown"}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(b)); len(f) >= 3 {
+			m.LoadAvg = strings.Join(f[:3], " ")
+		}
+	}
 	if f, err := os.Open("/proc/meminfo"); err == nil {
 		sc := bufio.NewScanner(f)
 		for sc.Scan() {
@@ -142,6 +229,10 @@ func machine(ctx context.Context, rc *redis.Client) Machine {
 			}
 		}
 		f.Close()
+	}
+	if rc == nil {
+		m.RedisVersion = "not used"
+		return m
 	}
 	if info, err := rc.Info(ctx, "server").Result(); err == nil {
 		for _, line := range strings.Split(info, "\n") {
@@ -197,6 +288,7 @@ func medians(runs [][]Cycle) []Cycle {
 			RoundTripsPerItem: f(func(c Cycle) float64 { return c.RoundTripsPerItem }),
 			DeliveredRate:     f(func(c Cycle) float64 { return c.DeliveredRate }),
 			RateLimitRatio:    f(func(c Cycle) float64 { return c.RateLimitRatio }),
+			CPUPerItemUS:      f(func(c Cycle) float64 { return c.CPUPerItemUS }),
 		}
 	}
 	return out
@@ -228,37 +320,61 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(bw, "\nworker: publish.workers %d, http concurrency %d; medians of %d run(s), seed %d\n",
 		o.Workers, o.Concurrency, o.Runs, o.Seed)
-	fmt.Fprintf(bw, "machine: %d CPUs, %s GiB, %s, %s, Redis %s\n\n", m.CPUs, m.MemoryGiB, m.OS, m.GoVersion, m.RedisVersion)
-	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "cycle\twall s\tworker CPU s\titems/s\tfeeds/s\tpeak RSS MiB\tfeed req (304)\tAPI req (429)\tconns feed/API\tcreated\tupdated\tRedis RT\tRT/poll\tRT/item\tdelivered/s\tvs limit\t")
-	for _, c := range r.Median {
+	fmt.Fprintf(bw, "machine: %d CPUs, %s GiB, %s, %s, Redis %s, load average at start %s\n", m.CPUs, m.MemoryGiB, m.OS, m.GoVersion, m.RedisVersion, m.LoadAvg)
+	fl := r.Floor.Median
+	fmt.Fprintf(bw, "gofeed floor (fetch + gofeed parse only, same farm, same concurrency): wall %.3f s, CPU %.3f s, peak RSS %.1f MiB, %d items\n",
+		fl.Wall, fl.CPU, fl.PeakRSSMB, fl.Items)
+	for _, st := range r.Stores {
+		fmt.Fprintf(bw, "\nstore: %s\n", st.Store)
+		if err := writeCycles(bw, o, st.Median); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(bw, "\nratios (cycle 1; median over runs of the ratio within each run):")
+	if r.Ratios.EmbeddedVsRedisWall > 0 {
+		fmt.Fprintf(bw, "  embedded / redis: wall %.2f×, worker CPU %.2f×\n", r.Ratios.EmbeddedVsRedisWall, r.Ratios.EmbeddedVsRedisCPU)
+	}
+	for _, st := range r.Stores {
+		fmt.Fprintf(bw, "  %s worker CPU / gofeed floor CPU: %.2f×\n", st.Store, r.Ratios.CPUVsFloor[st.Store])
+	}
+	if len(r.Floor.Runs) > 1 {
+		fmt.Fprintln(bw, "\nper run (wall s / worker CPU s / peak RSS MiB):")
+		for i, f := range r.Floor.Runs {
+			fmt.Fprintf(bw, "  run %d: floor %.3f / %.3f / %.1f\n", i+1, f.Wall, f.CPU, f.PeakRSSMB)
+			for _, st := range r.Stores {
+				if i >= len(st.Runs) {
+					continue
+				}
+				fmt.Fprintf(bw, "         %-8s", st.Store)
+				for _, c := range st.Runs[i] {
+					fmt.Fprintf(bw, "  cycle %d %.3f / %.3f / %.1f", c.Cycle, c.Wall, c.CPU, c.PeakRSSMB)
+				}
+				fmt.Fprintln(bw)
+			}
+		}
+	}
+	return bw.Flush()
+}
+
+func writeCycles(w io.Writer, o ReportOptions, cycles []Cycle) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "cycle\twall s\tworker CPU s\tCPU µs/item\titems/s\tfeeds/s\tpeak RSS MiB\tfeed req (304)\tAPI req (429)\tconns feed/API\tcreated\tupdated\tRedis RT\tRT/poll\tRT/item\tdelivered/s\tvs limit\t")
+	for _, c := range cycles {
 		ratio := "-"
 		if o.RateLimit > 0 {
 			ratio = fmt.Sprintf("%.3f", c.RateLimitRatio)
 		}
-		perItem := "-"
+		perItem, cpuItem := "-", "-"
 		if c.Created+c.Updated > 0 {
 			perItem = fmt.Sprintf("%.2f", c.RoundTripsPerItem)
+			cpuItem = fmt.Sprintf("%.0f", c.CPUPerItemUS)
 		}
-		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.0f\t%.0f\t%.1f\t%d (%d)\t%d (%d)\t%d/%d\t%d\t%d\t%d\t%.3f\t%s\t%.0f\t%s\t\n",
-			cycleNames[c.Cycle], c.Wall, c.CPU, c.ItemsPerSec, c.FeedsPerSec, c.PeakRSSMB,
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%s\t%.0f\t%.0f\t%.1f\t%d (%d)\t%d (%d)\t%d/%d\t%d\t%d\t%d\t%.3f\t%s\t%.0f\t%s\t\n",
+			cycleNames[c.Cycle], c.Wall, c.CPU, cpuItem, c.ItemsPerSec, c.FeedsPerSec, c.PeakRSSMB,
 			c.FeedRequests, c.FeedNotModified, c.APIRequests, c.APIRateLimited, c.FeedConns, c.APIConns, c.Created, c.Updated,
 			c.RedisRoundTrips, c.RoundTripsPerPoll, perItem, c.DeliveredRate, ratio)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if len(r.Runs) > 1 {
-		fmt.Fprintln(bw, "\nper run (wall s / worker CPU s / peak RSS MiB):")
-		for i, run := range r.Runs {
-			fmt.Fprintf(bw, "  run %d:", i+1)
-			for _, c := range run {
-				fmt.Fprintf(bw, "  cycle %d %.3f / %.3f / %.1f", c.Cycle, c.Wall, c.CPU, c.PeakRSSMB)
-			}
-			fmt.Fprintln(bw)
-		}
-	}
-	return bw.Flush()
+	return tw.Flush()
 }
 
 // WriteJSON writes the report for machines.

@@ -1,0 +1,31 @@
+package dedupe
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestPreferredSpreads checks that rendezvous hashing gives each of three
+// workers about a third of the feeds, and that one leaving moves only its
+// own feeds.
+func TestPreferredSpreads(t *testing.T) {
+	three := []string{"host/1/1", "host/2/2", "host/3/3"}
+	count := map[string]int{}
+	moved := 0
+	for i := range 3000 {
+		f := fmt.Sprint("feed-", i)
+		p := preferred(three, f)
+		count[p]++
+		if p != three[2] && preferred(three[:2], f) != p {
+			moved++
+		}
+	}
+	for _, m := range three {
+		if count[m] < 800 || count[m] > 1200 {
+			t.Errorf("%s got %d of 3000 feeds; want about 1000 (%v)", m, count[m], count)
+		}
+	}
+	if moved != 0 {
+		t.Errorf("%d feeds of the staying workers moved when one left", moved)
+	}
+}
