@@ -54,6 +54,13 @@ func builtin(version string) Config {
 			InitialItems:    ptr(10),
 			RecreateDeleted: ptr(false),
 			Format:          ptr("auto"),
+			Reposts: Reposts{
+				Match:           []string{"url", "text"},
+				AcrossFeeds:     ptr(true),
+				Window:          ptr(Duration(720 * time.Hour)),
+				MergeCategories: ptr(true),
+				FloodMax:        ptr(25),
+			},
 			Mapping: Mapping{
 				Type:                   "story",
 				PassUnmappedCategories: ptr(false),

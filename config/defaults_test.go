@@ -35,6 +35,8 @@ func TestBuiltinDefaults(t *testing.T) {
 	settings := FeedSettings{
 		Enabled: ptr(true), Interval: ptr(d("15m")), InitialItems: ptr(10), RecreateDeleted: ptr(false),
 		Format: ptr("auto"),
+		Reposts: Reposts{Match: []string{"url", "text"}, AcrossFeeds: ptr(true), Window: ptr(d("720h")),
+			MergeCategories: ptr(true), FloodMax: ptr(25)},
 		Mapping: Mapping{
 			Type: "story", PassUnmappedCategories: ptr(false), CreateCategories: ptr(false),
 			TitleMax: ptr(250), SummaryMax: ptr(500), FetchOGImage: ptr(false),

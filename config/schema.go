@@ -290,8 +290,35 @@ type FeedSettings struct {
 	// Format is what the URL serves: auto (detected: iCalendar from a
 	// text/calendar type or a BEGIN:VCALENDAR body, else RSS, Atom or JSON
 	// Feed), feed (RSS, Atom or JSON Feed only) or ical (iCalendar only).
-	Format  *string `yaml:"format"`
+	Format *string `yaml:"format"`
+	// Reposts says how a story that comes back under a new identity (a
+	// site moved to https, a new platform, a second feed carrying it) is
+	// recognised and kept from reaching subscribers twice. Its keys are
+	// inherited one by one.
+	Reposts Reposts `yaml:"reposts"`
 	Mapping `yaml:",inline"`
+}
+
+// Reposts configures repost matching and the flood guard (see the README's
+// "Reposts").
+type Reposts struct {
+	// Match lists the matchers tried for an item whose identity is new:
+	// url (its normalised link or GUID is a known item's) and text (same
+	// title, day and near-identical body). An empty list turns matching off.
+	Match []string `yaml:"match"` // default [url, text]
+	// AcrossFeeds matches by url against the items of every feed of the
+	// same content type too: the later sighting is not posted.
+	AcrossFeeds *bool `yaml:"across_feeds"` // default true
+	// Window bounds the text matcher to the feed's items first seen this
+	// long ago at most.
+	Window *Duration `yaml:"window"` // default 720h
+	// MergeCategories adds a later sighting's categories from another feed
+	// to the first sighting's content by a PUT.
+	MergeCategories *bool `yaml:"merge_categories"` // default true
+	// FloodMax is how many new items dated before the newest item already
+	// seen one poll may bring before they are held for
+	// `feedworker release` (0: never held).
+	FloodMax *int `yaml:"flood_max"` // default 25
 }
 
 // Mapping says how a feed's items become content. See package transform.

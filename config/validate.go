@@ -339,6 +339,7 @@ func (c checker) settings(prefix string, s FeedSettings) {
 	}
 	c.format(at("format"), s.Format)
 	c.ical(prefix, s)
+	c.reposts(prefix, s.Reposts)
 }
 
 func (c checker) filter(field string, f *Filter) {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"net"
 	"net/url"
 	"slices"
@@ -31,6 +32,21 @@ func (c checker) ical(prefix string, s FeedSettings) {
 	if s.Format != nil && *s.Format == "ical" && s.Type != "" && s.Type != "event" {
 		c.add(prefix+".type", "an ical feed publishes events: want type event (or leave type unset), got %q", s.Type)
 	}
+}
+
+// RepostMatchers are the values of reposts.match.
+func RepostMatchers() []string { return []string{"url", "text"} }
+
+// reposts checks the reposts section of a feed or of the defaults.
+func (c checker) reposts(prefix string, r Reposts) {
+	at := func(key string) string { return prefix + ".reposts." + key }
+	for i, m := range r.Match {
+		if !slices.Contains(RepostMatchers(), m) {
+			c.add(fmt.Sprintf("%s[%d]", at("match"), i), "unknown matcher %q (want url or text)", m)
+		}
+	}
+	c.positivePtr(at("window"), r.Window)
+	c.notNegative(at("flood_max"), r.FloodMax)
 }
 
 // websub checks the websub section.

@@ -77,6 +77,7 @@ func testContract(t *testing.T, open opener) {
 		{"ReleaseAndPending", testReleaseAndPending},
 		{"Runs", testRuns},
 		{"FeedLeasesAndFencing", testFeedLeases},
+		{"Aliases", testAliases},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

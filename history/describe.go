@@ -36,6 +36,8 @@ func Describe(e Event, now time.Time) string {
 		s = fmt.Sprintf("found at the API as content %d (reconciled)", e.ContentID)
 	case Removed:
 		s = "deleted on the service; left alone"
+	case Repost:
+		s = e.Detail
 	case Retrying:
 		s = fmt.Sprintf("send failed (attempt %d%s): %s", e.Attempt, status(e.Status), e.Detail)
 		if nx := e.NextTime(); !nx.IsZero() {
@@ -89,7 +91,7 @@ func (k Kind) Class() string {
 		return "ok"
 	case Queued, Changed, Retrying:
 		return "wait"
-	case Unchanged, SeenOnly, Removed:
+	case Unchanged, SeenOnly, Removed, Repost:
 		return "muted"
 	case Filtered:
 		return "warn"

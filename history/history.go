@@ -37,6 +37,7 @@ const (
 	DeadLetter Kind = "dead_letter" // the API refused it for good (Status, Detail: its answer)
 	Removed    Kind = "removed"     // deleted on the service; left alone
 	Reconciled Kind = "reconciled"  // found at the API by a reconcile (ContentID)
+	Repost     Kind = "repost"      // a known story under a new identity: not posted (Detail: of which content, matched how)
 )
 
 // Failed reports whether the kind is a failed send (the chart counts them).

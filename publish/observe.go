@@ -22,6 +22,7 @@ const (
 	FateUnchanged = "unchanged" // nothing to send (same version, or a removed item left alone)
 	FateSeenOnly  = "seen_only" // recorded without publishing (first sight, beyond initial_items)
 	FateDropped   = "dropped"   // unusable (Reason says why)
+	FateRepost    = "repost"    // a known story under a new identity (Reason: of which content, matched how)
 )
 
 // Accepted is one item of an accepted poll and its fate.
@@ -61,7 +62,7 @@ func (p *Publisher) GateUntil() time.Time {
 // each kept one what its diff status, action and outcome made of it (out
 // holds an outcome per item with an action, in order; nil when nothing
 // was committed).
-func (p *Publisher) observeAccepted(feedID string, kept []*transform.Payload, dropped []Accepted, d dedupe.Diff, act []dedupe.Action, out []dedupe.Outcome) {
+func (p *Publisher) observeAccepted(feedID string, kept []*transform.Payload, dropped []Accepted, d dedupe.Diff, act []dedupe.Action, out []dedupe.Outcome, plan *repostPlan) {
 	if p.o.Observer == nil {
 		return
 	}
@@ -84,7 +85,11 @@ func (p *Publisher) observeAccepted(feedID string, kept []*transform.Payload, dr
 			}
 			next++
 		}
-		items = append(items, Accepted{Payload: pl, Fate: fate})
+		a := Accepted{Payload: pl, Fate: fate}
+		if m, ok := plan.match(i); ok && m.by != matchIdentity {
+			a.Fate, a.Reason = FateRepost, m.reason()
+		}
+		items = append(items, a)
 	}
 	p.o.Observer.Accepted(feedID, items)
 }

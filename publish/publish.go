@@ -128,6 +128,8 @@ type FeedOptions struct {
 	BackfillSince time.Time
 	// ICal is set for an iCalendar feed (see ICalOptions).
 	ICal *ICalOptions
+	// Reposts configure repost matching and the flood guard.
+	Reposts RepostOptions
 }
 
 // Counts say what Accept did with one fetch's items.
@@ -146,6 +148,13 @@ type Counts struct {
 	// Dropped were invalid (no external id, hash or known type, or a
 	// repeated external id) and ignored; counted as outcome "failed".
 	Dropped int
+	// Reposts counts new items recognised as a known story, by matcher
+	// (MatchURL, MatchText, MatchAcross): not posted, recorded as aliases;
+	// RepostUpdates how many of them changed their story (a PUT queued).
+	Reposts       RepostCounts
+	RepostUpdates int
+	// Held counts new items the flood guard holds for release.
+	Held int
 }
 
 // Publisher decides POST, PUT or nothing for each item, and delivers the
@@ -156,6 +165,7 @@ type Publisher struct {
 	api    API
 	log    *slog.Logger
 	m      *metrics
+	rm     *repostMetrics
 	o      Options
 	cats   *categories
 	gate   gate
@@ -200,11 +210,15 @@ func New(o Options) (*Publisher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new publisher: %w", err)
 	}
+	repm, err := newRepostMetrics(o.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("new publisher: %w", err)
+	}
 	rm, err := newReconcileMetrics(o.Registerer)
 	if err != nil {
 		return nil, fmt.Errorf("new publisher: %w", err)
 	}
-	p := &Publisher{store: o.Store, log: o.Logger, m: m, o: o, wakeCh: make(chan struct{}, 1)}
+	p := &Publisher{store: o.Store, log: o.Logger, m: m, rm: repm, o: o, wakeCh: make(chan struct{}, 1)}
 	p.rec = &reconciler{log: o.Logger, m: rm, onLoss: o.OnStoreLoss, done: map[string]uint64{}}
 	p.rec.store, _ = o.Store.(dedupe.Reconciler)
 	p.api = gated{api: o.API, g: &p.gate, max: max(o.MaxBackoff, minRetryAfterCap)}
@@ -318,7 +332,7 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 		c.Duplicate = len(items)
 		p.countItems(feedID, c)
 		p.saveICalNote(ctx, feedID, icalNote)
-		p.observeAccepted(feedID, kept, dropped, d, nil, nil)
+		p.observeAccepted(feedID, kept, dropped, d, nil, nil, nil)
 		return c, nil
 	}
 
@@ -369,17 +383,32 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 			}
 		}
 	}
+	plan, ai, err := p.planReposts(ctx, feedID, kept, d, o, now)
+	if err != nil {
+		return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
+	}
+	var repostChanges []dedupe.Change
+	if plan != nil {
+		if repostChanges, err = p.applyReposts(feedID, kept, act, plan, o); err != nil {
+			return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
+		}
+	}
+	held, err := p.floodGuard(ctx, feedID, kept, d, act, o)
+	if err != nil {
+		return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
+	}
 	var changes []dedupe.Change
 	for i, a := range act {
 		if a == 0 {
 			continue
 		}
-		data, err := json.Marshal(envelope{V: 1, Payload: *kept[i], RecreateDeleted: o.RecreateDeleted, CreateCategories: o.CreateCategories, Dates: o.Dates})
+		data, err := p.encode(kept[i], o)
 		if err != nil {
-			return Counts{}, fmt.Errorf("accept feed %s: encode %s: %w", feedID, kept[i].ExternalID, err)
+			return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
 		}
 		changes = append(changes, dedupe.Change{ExternalID: kept[i].ExternalID, Hash: kept[i].Hash, Type: kept[i].Type, Action: a, Data: data})
 	}
+	changes = append(changes, repostChanges...)
 	var out []dedupe.Outcome
 	err = p.storeOp(ctx, "commit", func(ctx context.Context) (err error) {
 		out, err = p.store.Commit(ctx, feedID, changes, &v, now)
@@ -389,11 +418,14 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 		return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
 	}
 	p.saveICalNote(ctx, feedID, icalNote)
+	if plan != nil {
+		p.saveAliases(ctx, ai, feedID, kept, d.Status, plan, o.Reposts, now)
+	}
 	if reconciling {
 		p.reconciled(feedID, gen)
 	}
-	c.Duplicate = len(items) - len(changes)
-	for _, oc := range out {
+	c.Duplicate = len(items) - (len(changes) - len(repostChanges))
+	for _, oc := range out[:len(out)-len(repostChanges)] {
 		switch oc {
 		case dedupe.OutcomeNew, dedupe.OutcomeBackfilled:
 			c.New++
@@ -405,12 +437,41 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 			c.Duplicate++
 		}
 	}
+	if plan != nil {
+		c.Reposts = plan.counts()
+		for by, n := range map[string]int{MatchURL: c.Reposts.URL, MatchText: c.Reposts.Text, MatchAcross: c.Reposts.AcrossFeeds} {
+			if n > 0 {
+				p.rm.blocked.WithLabelValues(by).Add(float64(n))
+			}
+		}
+		for i := range plan.matches {
+			if d.Status[i] == dedupe.StatusNew {
+				c.Seen--
+			}
+		}
+		for _, oc := range out[len(out)-len(repostChanges):] {
+			if oc == dedupe.OutcomeUpdated {
+				c.RepostUpdates++
+			}
+		}
+	}
+	c.Held = held
+	c.Seen -= held
 	p.countItems(feedID, c)
-	p.observeAccepted(feedID, kept, dropped, d, act, out)
-	if c.New+c.Updated > 0 {
+	p.observeAccepted(feedID, kept, dropped, d, act, out[:len(out)-len(repostChanges)], plan)
+	if c.New+c.Updated+c.RepostUpdates > 0 {
 		p.wake()
 	}
 	return c, nil
+}
+
+// encode is what the outbox keeps for one item.
+func (p *Publisher) encode(pl *transform.Payload, o FeedOptions) ([]byte, error) {
+	data, err := json.Marshal(envelope{V: 1, Payload: *pl, RecreateDeleted: o.RecreateDeleted, CreateCategories: o.CreateCategories, Dates: o.Dates})
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", pl.ExternalID, err)
+	}
+	return data, nil
 }
 
 // newestFirst returns the indexes of payloads, newest publish date first.

@@ -206,6 +206,7 @@ func (m *Mapping) mapItem(r *Result, feed *gofeed.Feed, item *gofeed.Item, id, l
 		FeedID:         m.feedID,
 		ExternalID:     id,
 		ExternalURL:    link,
+		GUID:           strings.TrimSpace(item.GUID),
 		MoreButtonText: m.static.moreButtonText,
 		PublishDate:    published,
 	}

@@ -67,6 +67,11 @@ type Payload struct {
 	// Hash is a hex digest over every field above except Hash itself; the
 	// publisher PUTs an item again when it changes.
 	Hash string `json:"hash"`
+
+	// GUID is the item's GUID as the feed wrote it, for repost matching
+	// (see AliasGUID). It is neither hashed nor kept: a GUID is identity,
+	// not content.
+	GUID string `json:"-"`
 }
 
 // Event holds the Event-only fields.

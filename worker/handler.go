@@ -79,8 +79,7 @@ func (w *Worker) Handle(ctx context.Context, feed config.Feed, res *feeds.Result
 		return fmt.Errorf("feed %s: hand items to the outbox: %w", feed.ID, err)
 	}
 	w.afterPoll(ctx, feed, res)
-	w.log.Debug("feed handled", "feed", feed.ID, "items", len(payloads), "new", counts.New,
-		"updated", counts.Updated, "duplicate", counts.Duplicate, "seen", counts.Seen)
+	w.logPoll(feed, len(payloads), counts)
 	return nil
 }
 
@@ -192,6 +191,7 @@ func (w *Worker) feedOptions(feed config.Feed) publish.FeedOptions {
 	if m := w.mapping(feed.ID); m != nil {
 		o.Dates = m.DateRules()
 	}
+	o.Reposts = repostOptions(feed)
 	return o
 }
 

@@ -130,6 +130,9 @@ func (r *recorder) Accepted(feedID string, items []publish.Accepted) {
 		case publish.FateSeenOnly:
 			u.Event.Kind = history.SeenOnly
 			n.unchanged++
+		case publish.FateRepost:
+			u.Event.Kind, u.Event.Detail = history.Repost, a.Reason
+			n.unchanged++
 		case publish.FateDropped:
 			u.Event.Kind, u.Event.Detail = history.MapFailed, a.Reason
 			n.failed++

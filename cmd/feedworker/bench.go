@@ -27,6 +27,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.DurationVar(&o.Latency, "latency", 0, "latency added to every feed answer")
 	fs.DurationVar(&o.APILatency, "api-latency", 0, "latency added to every API request")
 	fs.BoolVar(&o.Gzip, "gzip", false, "serve feeds gzipped")
+	fs.BoolVar(&o.NoReposts, "no-reposts", false, "turn repost matching and the flood guard off (to measure their cost)")
 	fs.Var(&o.SandboxStyle, "sandbox-style", "how the sandbox answers: strict or loose (string ids, RFC 3339 times, nulls, extra fields)")
 	fs.Float64Var(&o.RateLimit, "rate-limit", 0, "the API's rate limit in requests/s (the sandbox answers 429 above it; the worker is configured with it); 0: none")
 	fs.Float64Var(&o.WorkerRateLimit, "worker-rate-limit", -1, "the worker's api.rate_limit; negative: --rate-limit, 0: unset (only 429 and Retry-After slow it)")

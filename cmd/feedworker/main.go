@@ -27,6 +27,8 @@ Usage:
   feedworker deadletters retry --config F (ID... | --all)
   feedworker backfill   --config F --feed ID --since YYYY-MM-DD
                                           publish older items that were recorded as seen only
+  feedworker release    --config F --feed ID (--all | --since YYYY-MM-DD | --drop)
+                                          post (or record as seen) the items a feed's flood guard holds
   feedworker feeds import FILE.opml [--config F [--write]] [--type T] [--category-from-outline]
                                           feed entries from an OPML list: printed, or merged into F
   feedworker feeds export --config F      print the configured feeds as OPML 2.0
@@ -77,6 +79,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdDeadLetters(ctx, rest, stdout, stderr)
 	case "backfill":
 		err = cmdBackfill(ctx, rest, stdout, stderr)
+	case "release":
+		err = cmdRelease(ctx, rest, stdout, stderr)
 	case "explain":
 		err = cmdExplain(ctx, rest, stdout, stderr)
 	case "sandbox":

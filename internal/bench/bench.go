@@ -69,6 +69,9 @@ const (
 type Options struct {
 	Feeds int // feeds in the farm
 	Items int // items per feed
+	// NoReposts turns repost matching and the flood guard off (reposts:
+	// match: [], across_feeds: false, flood_max: 0), to measure their cost.
+	NoReposts bool
 	// Change is the fraction of feeds changed before cycle 3.
 	Change float64
 	// Latency is added to every feed answer; APILatency to every API
@@ -417,6 +420,12 @@ defaults:
   initial_items: %d
 feeds:
 `, o.Concurrency, o.Concurrency, o.Workers, o.Items)
+	if o.NoReposts {
+		// Inserted before feeds: it belongs to defaults.
+		s := b.String()
+		b.Reset()
+		b.WriteString(strings.TrimSuffix(s, "feeds:\n") + "  reposts:\n    match: []\n    across_feeds: false\n    flood_max: 0\nfeeds:\n")
+	}
 	for i := range o.Feeds {
 		fmt.Fprintf(&b, "  - id: farm-%d\n    url: %s\n", i, feedfarm.URL(e.farmURL, i))
 	}

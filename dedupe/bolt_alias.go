@@ -1,0 +1,143 @@
+package dedupe
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+var (
+	bAliases  = []byte("aliases")
+	bAliasExp = []byte("aliasexp")
+)
+
+// aliasPurge bounds the expired aliases one put deletes.
+const aliasPurge = DefaultSweepLimit
+
+var _ AliasIndex = (*Bolt)(nil)
+
+func boltAliasKey(f AliasFP) []byte { return []byte(f.FeedID + "\x00" + f.FP) }
+
+// boltAlias splits a stored "value|expiry ms".
+func boltAlias(f AliasFP, raw []byte) (Alias, int64, error) {
+	s := string(raw)
+	i := strings.LastIndexByte(s, '|')
+	if i < 0 {
+		return Alias{}, 0, fmt.Errorf("alias %s: malformed value %q", f.FP, s)
+	}
+	exp, err := strconv.ParseInt(s[i+1:], 10, 64)
+	if err != nil {
+		return Alias{}, 0, fmt.Errorf("alias %s: malformed expiry: %w", f.FP, err)
+	}
+	a, err := parseAliasValue(f, s[:i])
+	return a, exp, err
+}
+
+func aliasExpKey(exp int64, key []byte) []byte {
+	b := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(key)), uint64(exp))
+	return append(b, key...)
+}
+
+// LookupAliases implements [AliasIndex] in one read transaction.
+func (b *Bolt) LookupAliases(ctx context.Context, fps []AliasFP, now time.Time) ([]Alias, error) {
+	out := make([]Alias, len(fps))
+	for i, f := range fps {
+		if err := checkAliasFP(f); err != nil {
+			return nil, err
+		}
+		out[i].AliasFP = f
+	}
+	err := b.view(ctx, "look up aliases", func(tx *bolt.Tx) error {
+		bk := tx.Bucket(bAliases)
+		if bk == nil {
+			return nil
+		}
+		for i, f := range fps {
+			raw := bk.Get(boltAliasKey(f))
+			if raw == nil {
+				continue
+			}
+			a, exp, err := boltAlias(f, raw)
+			if err != nil {
+				return err
+			}
+			if exp > ms(now) {
+				out[i] = a
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// PutAliases implements [AliasIndex] in one transaction, which also purges
+// a bounded number of expired aliases.
+func (b *Bolt) PutAliases(ctx context.Context, aliases []Alias, now time.Time) error {
+	for _, a := range aliases {
+		if err := checkAlias(a); err != nil {
+			return err
+		}
+	}
+	if len(aliases) == 0 {
+		return nil
+	}
+	return b.update(ctx, "put aliases", func(tx *bolt.Tx) error {
+		bk, err := tx.CreateBucketIfNotExists(bAliases)
+		if err != nil {
+			return err
+		}
+		ex, err := tx.CreateBucketIfNotExists(bAliasExp)
+		if err != nil {
+			return err
+		}
+		nowMS := ms(now)
+		for _, a := range aliases {
+			key := boltAliasKey(a.AliasFP)
+			if raw := bk.Get(key); raw != nil {
+				old, exp, err := boltAlias(a.AliasFP, raw)
+				if err != nil {
+					return err
+				}
+				if a.FeedID == "" && exp > nowMS && old.Target != a.Target {
+					continue // across feeds, the first target keeps it
+				}
+				if err := ex.Delete(aliasExpKey(exp, key)); err != nil {
+					return err
+				}
+			}
+			ttl := a.TTL
+			if ttl <= 0 {
+				ttl = b.retention
+			}
+			exp := nowMS + ttl.Milliseconds()
+			if err := bk.Put(key, []byte(aliasValue(a)+"|"+strconv.FormatInt(exp, 10))); err != nil {
+				return err
+			}
+			if err := ex.Put(aliasExpKey(exp, key), nil); err != nil {
+				return err
+			}
+		}
+		c := ex.Cursor()
+		limit := binary.BigEndian.AppendUint64(nil, uint64(nowMS))
+		n := 0
+		for k, _ := c.First(); k != nil && n < aliasPurge && bytes.Compare(k[:8], limit) <= 0; k, _ = c.First() {
+			if err := bk.Delete(k[8:]); err != nil {
+				return err
+			}
+			if err := ex.Delete(k); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+}

@@ -1,0 +1,94 @@
+package dedupe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+var _ AliasIndex = (*Redis)(nil)
+
+// aliasKey is where one alias lives: a feed's in the feed's partition, one
+// across feeds in the partition its fingerprint hashes to.
+func (r *Redis) aliasKey(f AliasFP) string {
+	if f.FeedID != "" {
+		return r.l.feedKey(f.FeedID, "a:"+f.FP)
+	}
+	return r.l.tag(r.l.partitionOf(f.FP)) + "x:" + f.FP
+}
+
+// putFirstScript sets an alias across feeds unless another target holds
+// it; the holder's put renews it. One key: Cluster-legal anywhere.
+var putFirstScript = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if v and string.match(v, '^[^|]*') ~= ARGV[3] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1`)
+
+// LookupAliases implements [AliasIndex] in one pipeline of GETs.
+func (r *Redis) LookupAliases(ctx context.Context, fps []AliasFP, _ time.Time) ([]Alias, error) {
+	out := make([]Alias, len(fps))
+	if len(fps) == 0 {
+		return out, nil
+	}
+	for _, f := range fps {
+		if err := checkAliasFP(f); err != nil {
+			return nil, err
+		}
+	}
+	pipe := r.c.Pipeline()
+	cmds := make([]*redis.StringCmd, len(fps))
+	for i, f := range fps {
+		cmds[i] = pipe.Get(ctx, r.aliasKey(f))
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("redis look up aliases: %w", err)
+	}
+	for i, c := range cmds {
+		out[i].AliasFP = fps[i]
+		s, err := c.Result()
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("redis look up alias %s: %w", fps[i].FP, err)
+		}
+		if out[i], err = parseAliasValue(fps[i], s); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// PutAliases implements [AliasIndex] in one pipeline.
+func (r *Redis) PutAliases(ctx context.Context, aliases []Alias, _ time.Time) error {
+	if len(aliases) == 0 {
+		return nil
+	}
+	for _, a := range aliases {
+		if err := checkAlias(a); err != nil {
+			return err
+		}
+	}
+	pipe := r.c.Pipeline()
+	for _, a := range aliases {
+		ttl := a.TTL
+		if ttl <= 0 {
+			ttl = r.retention
+		}
+		key := r.aliasKey(a.AliasFP)
+		if a.FeedID != "" {
+			pipe.Set(ctx, key, aliasValue(a), ttl)
+			continue
+		}
+		putFirstScript.Eval(ctx, pipe, []string{key}, aliasValue(a), strconv.FormatInt(ttl.Milliseconds(), 10), a.Target.String())
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("redis put aliases: %w", err)
+	}
+	return nil
+}

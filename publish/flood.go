@@ -1,0 +1,235 @@
+package publish
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/feedworker/feedworker/dedupe"
+	"github.com/feedworker/feedworker/transform"
+)
+
+// The flood guard: a feed that suddenly republishes its history (a
+// platform switch, a feed URL now serving another site) brings many new
+// identities dated before anything it showed before. Those are held,
+// recorded as seen only, and kept in the feed's "held" note until an
+// operator runs `feedworker release`, which queues them like a backfill
+// (ActionBackfill queues a seen-only item once, so a release repeated
+// after a failure posts nothing twice) or drops them.
+
+const (
+	heldNote   = "held"
+	newestNote = "newest"
+)
+
+// heldItems is the "held" note: the held items' outbox data.
+type heldItems struct {
+	Items []heldItem `json:"items"`
+}
+
+type heldItem struct {
+	ExternalID  string    `json:"external_id"`
+	Hash        string    `json:"hash"`
+	Type        string    `json:"type"`
+	PublishDate time.Time `json:"publish_date"`
+	Data        []byte    `json:"data"`
+}
+
+// floodGuard holds the new items of a known feed's poll when more than
+// FloodMax of them are dated before the newest item already seen, and
+// remembers the newest date seen. It returns how many it held. It costs a
+// note read and a note write on polls with something new only.
+func (p *Publisher) floodGuard(ctx context.Context, feedID string, kept []*transform.Payload, d dedupe.Diff, act []dedupe.Action, o FeedOptions) (int, error) {
+	if o.ICal != nil || o.Reposts.FloodMax <= 0 || !o.BackfillSince.IsZero() {
+		return 0, nil
+	}
+	var newest time.Time
+	for _, pl := range kept {
+		if pl.PublishDate.After(newest) {
+			newest = pl.PublishDate
+		}
+	}
+	if !d.Known {
+		return 0, p.setNewest(ctx, feedID, newest)
+	}
+	raw, ok, err := p.store.Note(ctx, feedID, newestNote)
+	if err != nil {
+		return 0, fmt.Errorf("read newest date: %w", err)
+	}
+	var seenNewest time.Time
+	if ok {
+		if err := seenNewest.UnmarshalText(raw); err != nil {
+			p.log.Warn("newest date note unreadable; replaced", "feed", feedID, "err", err)
+		}
+	}
+	for i, pl := range kept {
+		if d.Status[i] != dedupe.StatusNew && pl.PublishDate.After(seenNewest) {
+			seenNewest = pl.PublishDate
+		}
+	}
+	var older []int
+	for i, pl := range kept {
+		if act[i] == dedupe.ActionPublish && d.Status[i] == dedupe.StatusNew && !pl.PublishDate.IsZero() && pl.PublishDate.Before(seenNewest) {
+			older = append(older, i)
+		}
+	}
+	held := 0
+	if len(older) > o.Reposts.FloodMax {
+		if err := p.hold(ctx, feedID, kept, older, o); err != nil {
+			return 0, err
+		}
+		for _, i := range older {
+			act[i] = dedupe.ActionSeeOnly
+		}
+		held = len(older)
+		p.log.Warn("feed republished its history: new items dated before the newest already seen are held; post them with feedworker release",
+			"feed", feedID, "held", held, "newest_seen", seenNewest, "flood_max", o.Reposts.FloodMax)
+	}
+	// Held items are all older than seenNewest: they never move it.
+	if newest.After(seenNewest) {
+		return held, p.setNewest(ctx, feedID, newest)
+	}
+	return held, nil
+}
+
+func (p *Publisher) setNewest(ctx context.Context, feedID string, t time.Time) error {
+	if t.IsZero() {
+		return nil
+	}
+	b, err := t.UTC().MarshalText()
+	if err != nil {
+		return fmt.Errorf("newest date: %w", err)
+	}
+	if err := p.store.SetNote(ctx, feedID, newestNote, b); err != nil {
+		return fmt.Errorf("store newest date: %w", err)
+	}
+	return nil
+}
+
+// hold adds items to the feed's held note, before the commit that records
+// them as seen only: a failed commit leaves them new (polled again), never
+// recorded without a trace.
+func (p *Publisher) hold(ctx context.Context, feedID string, kept []*transform.Payload, idx []int, o FeedOptions) error {
+	h, err := p.heldOf(ctx, feedID)
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for _, it := range h.Items {
+		have[it.ExternalID] = true
+	}
+	for _, i := range idx {
+		pl := kept[i]
+		if have[pl.ExternalID] {
+			continue
+		}
+		data, err := p.encode(pl, o)
+		if err != nil {
+			return err
+		}
+		h.Items = append(h.Items, heldItem{ExternalID: pl.ExternalID, Hash: pl.Hash, Type: pl.Type, PublishDate: pl.PublishDate, Data: data})
+	}
+	if err := p.saveHeld(ctx, feedID, h); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (p *Publisher) heldOf(ctx context.Context, feedID string) (heldItems, error) {
+	var h heldItems
+	raw, ok, err := p.store.Note(ctx, feedID, heldNote)
+	if err != nil {
+		return h, fmt.Errorf("read held items: %w", err)
+	}
+	if ok {
+		if err := json.Unmarshal(raw, &h); err != nil {
+			return h, fmt.Errorf("read held items: %w", err)
+		}
+	}
+	return h, nil
+}
+
+func (p *Publisher) saveHeld(ctx context.Context, feedID string, h heldItems) error {
+	var data []byte
+	if len(h.Items) > 0 {
+		var err error
+		if data, err = json.Marshal(h); err != nil {
+			return fmt.Errorf("store held items: %w", err)
+		}
+	}
+	if err := p.store.SetNote(ctx, feedID, heldNote, data); err != nil {
+		return fmt.Errorf("store held items: %w", err)
+	}
+	p.rm.held.WithLabelValues(feedID).Set(float64(len(h.Items)))
+	return nil
+}
+
+// Held counts the items the flood guard holds for a feed.
+func (p *Publisher) Held(ctx context.Context, feedID string) (int, error) {
+	h, err := p.heldOf(ctx, feedID)
+	if err != nil {
+		return 0, err
+	}
+	p.rm.held.WithLabelValues(feedID).Set(float64(len(h.Items)))
+	return len(h.Items), nil
+}
+
+// ReleaseMode says what `feedworker release` does with held items.
+type ReleaseMode int
+
+// Release modes.
+const (
+	// ReleaseAll queues every held item.
+	ReleaseAll ReleaseMode = iota + 1
+	// ReleaseSince queues the held items published at or after a date,
+	// and leaves the others recorded as seen.
+	ReleaseSince
+	// ReleaseDrop leaves every held item recorded as seen.
+	ReleaseDrop
+)
+
+// ErrNothingHeld is returned by Release for a feed with no held items.
+var ErrNothingHeld = errors.New("no items held")
+
+// Release ends the hold of a feed's held items: it queues them (all, or
+// those published at or after since) and forgets the hold. It returns how
+// many were queued and how many stay recorded as seen. Items queued are
+// posted once: a release repeated after a failure finds them queued
+// already.
+func (p *Publisher) Release(ctx context.Context, feedID string, mode ReleaseMode, since time.Time) (queued, dropped int, err error) {
+	h, err := p.heldOf(ctx, feedID)
+	if err != nil {
+		return 0, 0, fmt.Errorf("release feed %s: %w", feedID, err)
+	}
+	if len(h.Items) == 0 {
+		return 0, 0, fmt.Errorf("release feed %s: %w", feedID, ErrNothingHeld)
+	}
+	var changes []dedupe.Change
+	for _, it := range h.Items {
+		if mode == ReleaseAll || mode == ReleaseSince && !it.PublishDate.Before(since) {
+			changes = append(changes, dedupe.Change{ExternalID: it.ExternalID, Hash: it.Hash, Type: it.Type, Action: dedupe.ActionBackfill, Data: it.Data})
+		}
+	}
+	if len(changes) > 0 {
+		var out []dedupe.Outcome
+		err := p.storeOp(ctx, "commit", func(ctx context.Context) (err error) {
+			out, err = p.store.Commit(ctx, feedID, changes, nil, time.Now())
+			return err
+		})
+		if err != nil {
+			return 0, 0, fmt.Errorf("release feed %s: %w", feedID, err)
+		}
+		for _, oc := range out {
+			if oc == dedupe.OutcomeBackfilled || oc == dedupe.OutcomeNew {
+				queued++
+			}
+		}
+		p.wake()
+	}
+	if err := p.saveHeld(ctx, feedID, heldItems{}); err != nil {
+		return queued, 0, fmt.Errorf("release feed %s: %w", feedID, err)
+	}
+	return queued, len(h.Items) - len(changes), nil
+}

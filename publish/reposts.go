@@ -1,0 +1,409 @@
+package publish
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/feedworker/feedworker/dedupe"
+	"github.com/feedworker/feedworker/transform"
+)
+
+// RepostOptions say how a story that comes back under a new identity is
+// recognised (see the README's "Reposts"). The zero value turns matching
+// and the flood guard off.
+type RepostOptions struct {
+	// URL matches a new item to a known one by normalised link or GUID.
+	URL bool
+	// Text matches by title, publication day and near-identical body,
+	// against the feed's items first seen within Window.
+	Text   bool
+	Window time.Duration
+	// AcrossFeeds matches by URL against the items of every feed of the
+	// same content type; MergeCategories then adds the later sighting's
+	// categories to the first one's content.
+	AcrossFeeds     bool
+	MergeCategories bool
+	// FloodMax holds a poll's new items when more than this many are dated
+	// before the newest item already seen (0: never held).
+	FloodMax int
+}
+
+func (r RepostOptions) matching() bool { return r.URL || r.Text }
+
+// MaxSimHashDistance is how many of the 64 SimHash bits two bodies may
+// differ in and still be one text (with the same day and a similar title,
+// transform.TitleSimilar): 3, the
+// figure Manku, Jain and Das Sarma found for near-duplicate web pages, and
+// the corpus sweep (TestCorpusReposts) finds no two items of one fetch
+// within it.
+const MaxSimHashDistance = 3
+
+// Match names how an item was recognised, as metrics and logs show it.
+const (
+	MatchURL    = "url"
+	MatchText   = "text"
+	MatchAcross = "across_feeds"
+	// matchIdentity: a changed item that was recorded as a repost; its
+	// change goes to the item it is a repost of.
+	matchIdentity = "identity"
+)
+
+// repostMatch is what matching found for one item of a fetch.
+type repostMatch struct {
+	by     string // MatchURL, MatchText or MatchAcross
+	target dedupe.Key
+	rec    dedupe.Record
+}
+
+// itemPrints are one item's fingerprints.
+type itemPrints struct {
+	urls []string // "u:" (a URL, from link or GUID) and "g:" (another GUID)
+	// bands are the text fingerprints, "b:" publication day and one 16-bit
+	// band of the body's SimHash, four of them: two bodies within
+	// MaxSimHashDistance bits agree on one band at least. None when the
+	// item has no date or too short a body.
+	bands []string
+	sim   uint64
+	title string // transform.TitleKey
+}
+
+// simBands is how many bands of the SimHash are keys; it must exceed
+// MaxSimHashDistance.
+const simBands = 4
+
+func digest(kind byte, s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return string(kind) + ":" + base64.RawURLEncoding.EncodeToString(sum[:12])
+}
+
+func printsOf(pl *transform.Payload, text bool) itemPrints {
+	var ip itemPrints
+	add := func(fp string) {
+		for _, u := range ip.urls {
+			if u == fp {
+				return
+			}
+		}
+		ip.urls = append(ip.urls, fp)
+	}
+	if a := transform.AliasURL(pl.ExternalURL); a != "" {
+		add(digest('u', a))
+	}
+	if pl.GUID != "" {
+		if a := transform.AliasURL(pl.GUID); a != "" {
+			add(digest('u', a))
+		} else {
+			add(digest('g', transform.AliasGUID(pl.GUID)))
+		}
+	}
+	ip.title = transform.TitleKey(pl.Title)
+	if text && !pl.PublishDate.IsZero() {
+		if sim, ok := transform.BodySimHash(pl.Body); ok {
+			day := pl.PublishDate.UTC().Format(time.DateOnly)
+			ip.sim = sim
+			for b := range simBands {
+				ip.bands = append(ip.bands, digest('b', fmt.Sprintf("%s|%d|%04x", day, b, (sim>>(16*b))&0xffff)))
+			}
+		}
+	}
+	return ip
+}
+
+// identityFP is the alias of an identity recorded as a repost: its
+// later changes go to the item it is a repost of.
+func identityFP(externalID string) string { return "i:" + externalID }
+
+// repostPlan is the outcome of matching one fetch.
+type repostPlan struct {
+	prints  []itemPrints
+	shared  map[string]bool // fingerprints several items of the fetch have
+	matches map[int]repostMatch
+}
+
+// matchReposts looks the fetch's new items (and, for changed ones, their
+// identity aliases) up in the alias index: one round trip, plus one
+// record read per candidate. Items never match one another, nor any item
+// of the same fetch: a fingerprint two items of the fetch share (podcast
+// episodes linking to the show page) is used by none.
+func (p *Publisher) matchReposts(ctx context.Context, ai dedupe.AliasIndex, feedID string, kept []*transform.Payload, status []dedupe.Status, o RepostOptions, known bool, now time.Time) (*repostPlan, error) {
+	plan := &repostPlan{prints: make([]itemPrints, len(kept)), shared: map[string]bool{}, matches: map[int]repostMatch{}}
+	count := map[string]int{}
+	inFetch := make(map[string]bool, len(kept))
+	for i, pl := range kept {
+		plan.prints[i] = printsOf(pl, o.Text && status[i] == dedupe.StatusNew) // SimHash only for what may be written or matched
+		for _, fp := range plan.prints[i].urls {
+			count[fp]++
+		}
+		for _, fp := range plan.prints[i].bands {
+			count[fp]++
+		}
+		inFetch[pl.ExternalID] = true
+	}
+	for fp, n := range count {
+		if n > 1 {
+			plan.shared[fp] = true
+		}
+	}
+	type ask struct {
+		item int
+		by   string
+	}
+	var fps []dedupe.AliasFP
+	var asks []ask
+	for i, s := range status {
+		ip := plan.prints[i]
+		switch s {
+		case dedupe.StatusNew:
+			if o.URL && known {
+				for _, fp := range ip.urls {
+					if !plan.shared[fp] {
+						fps, asks = append(fps, dedupe.AliasFP{FeedID: feedID, FP: fp}), append(asks, ask{i, MatchURL})
+					}
+				}
+			}
+			if o.URL && o.AcrossFeeds {
+				for _, fp := range ip.urls {
+					if !plan.shared[fp] {
+						fps, asks = append(fps, dedupe.AliasFP{FP: fp}), append(asks, ask{i, MatchAcross})
+					}
+				}
+			}
+			if o.Text && known {
+				for _, fp := range ip.bands {
+					if !plan.shared[fp] {
+						fps, asks = append(fps, dedupe.AliasFP{FeedID: feedID, FP: fp}), append(asks, ask{i, MatchText})
+					}
+				}
+			}
+		case dedupe.StatusChanged:
+			if o.URL {
+				fps, asks = append(fps, dedupe.AliasFP{FeedID: feedID, FP: identityFP(kept[i].ExternalID)}), append(asks, ask{i, matchIdentity})
+			}
+		}
+	}
+	if len(fps) == 0 {
+		return plan, nil
+	}
+	var hits []dedupe.Alias
+	err := p.storeOp(ctx, "aliases", func(ctx context.Context) (err error) {
+		hits, err = ai.LookupAliases(ctx, fps, now)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The first usable hit per item wins: a feed's own link or GUID, then
+	// another feed's, then text (asks are in that order per item).
+	for n, h := range hits {
+		a := asks[n]
+		if !h.Found || plan.matches[a.item].by != "" {
+			continue
+		}
+		pl := kept[a.item]
+		switch {
+		case a.by == MatchAcross && (h.Target.FeedID == feedID || h.Type != pl.Type):
+			continue // its own feed is asked above; other types never merge
+		case a.by != MatchAcross && (h.Target.FeedID != feedID || inFetch[h.Target.ExternalID]):
+			continue // never a match within one fetch
+		case a.by == MatchURL || a.by == MatchAcross:
+			// A link reused for another story (a "latest" page, a
+			// recycled slug) is no repost: the titles must agree too.
+			if !transform.TitleSimilar(h.Extra, plan.prints[a.item].title) {
+				continue
+			}
+		case a.by == MatchText:
+			simHex, title, _ := strings.Cut(h.Extra, " ")
+			sim, err := strconv.ParseUint(simHex, 16, 64)
+			if err != nil || transform.SimHashDistance(sim, plan.prints[a.item].sim) > MaxSimHashDistance ||
+				!transform.TitleSimilar(title, plan.prints[a.item].title) {
+				continue
+			}
+		}
+		var rec dedupe.Record
+		var ok bool
+		err := p.storeOp(ctx, "record", func(ctx context.Context) (err error) {
+			rec, ok, err = p.store.Record(ctx, h.Target)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		// An alias is a hint: only a target still known, not removed
+		// on the service on purpose, and of the same type counts.
+		if !ok || rec.State == dedupe.StateRemoved || rec.Type != pl.Type {
+			continue
+		}
+		// Another feed's item counts only once it is content on the
+		// service: one still queued may yet be refused for good (that
+		// feed's categories, say), and this feed's copy must not be lost
+		// with it.
+		if a.by == MatchAcross && (rec.ContentID == 0 || rec.State != dedupe.StateActive) {
+			continue
+		}
+		if a.by == MatchText && now.Sub(rec.FirstSeen) > o.Window {
+			continue
+		}
+		plan.matches[a.item] = repostMatch{by: a.by, target: h.Target, rec: rec}
+	}
+	return plan, nil
+}
+
+// aliasesOf are the aliases a committed fetch leaves: every item's URL
+// fingerprints (renewed while the item is in its feed), a new item's text
+// fingerprint for the window, and a repost's identity alias. A repost's
+// fingerprints point to the item it is a repost of. Fingerprints shared
+// within the fetch are not kept.
+func aliasesOf(feedID string, kept []*transform.Payload, status []dedupe.Status, plan *repostPlan, o RepostOptions) []dedupe.Alias {
+	var out []dedupe.Alias
+	for i, pl := range kept {
+		target, typ := dedupe.Key{FeedID: feedID, ExternalID: pl.ExternalID}, pl.Type
+		m, matched := plan.matches[i]
+		if matched {
+			target, typ = m.target, m.rec.Type
+			out = append(out, dedupe.Alias{AliasFP: dedupe.AliasFP{FeedID: feedID, FP: identityFP(pl.ExternalID)}, Target: target, Type: typ})
+		}
+		ip := plan.prints[i]
+		for _, fp := range ip.urls {
+			if plan.shared[fp] {
+				continue
+			}
+			if target.FeedID == feedID {
+				out = append(out, dedupe.Alias{AliasFP: dedupe.AliasFP{FeedID: feedID, FP: fp}, Target: target, Type: typ, Extra: ip.title})
+			}
+			if o.AcrossFeeds {
+				out = append(out, dedupe.Alias{AliasFP: dedupe.AliasFP{FP: fp}, Target: target, Type: typ, Extra: ip.title})
+			}
+		}
+		if o.Text && status[i] == dedupe.StatusNew && target.FeedID == feedID {
+			for _, fp := range ip.bands {
+				if !plan.shared[fp] {
+					out = append(out, dedupe.Alias{AliasFP: dedupe.AliasFP{FeedID: feedID, FP: fp}, Target: target, Type: typ,
+						Extra: strconv.FormatUint(ip.sim, 16) + " " + ip.title, TTL: o.Window})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// repostMetrics count what matching blocked and what the flood guard holds.
+type repostMetrics struct {
+	blocked *prometheus.CounterVec
+	held    *prometheus.GaugeVec
+}
+
+func newRepostMetrics(reg prometheus.Registerer) (*repostMetrics, error) {
+	m := &repostMetrics{
+		blocked: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "feedworker_reposts_blocked_total",
+			Help: "New items not posted because they are a known story under a new identity, by matcher: url, text, across_feeds.",
+		}, []string{"match"}),
+		held: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "feedworker_items_held",
+			Help: "Items a feed's flood guard holds for feedworker release, by feed.",
+		}, []string{"feed"}),
+	}
+	if reg == nil {
+		return m, nil
+	}
+	for _, c := range []prometheus.Collector{m.blocked, m.held} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("register metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// planReposts runs matching for a fetch when the feed asks for it and the
+// store keeps aliases; nil when it does not apply.
+func (p *Publisher) planReposts(ctx context.Context, feedID string, kept []*transform.Payload, d dedupe.Diff, o FeedOptions, now time.Time) (*repostPlan, dedupe.AliasIndex, error) {
+	ai, ok := p.store.(dedupe.AliasIndex)
+	if !ok || o.ICal != nil || !o.Reposts.matching() || !o.BackfillSince.IsZero() {
+		return nil, nil, nil
+	}
+	plan, err := p.matchReposts(ctx, ai, feedID, kept, d.Status, o.Reposts, d.Known, now)
+	return plan, ai, err
+}
+
+// applyReposts records every matched item as seen only under its own
+// identity, and returns the updates its targets of the same feed get:
+// the repost under the target's identity, when that changes the target's
+// hash (a PUT to its content); nothing when it is the same story as sent.
+func (p *Publisher) applyReposts(feedID string, kept []*transform.Payload, act []dedupe.Action, plan *repostPlan, o FeedOptions) ([]dedupe.Change, error) {
+	var out []dedupe.Change
+	for i, m := range plan.matches {
+		act[i] = dedupe.ActionSeeOnly
+		if m.target.FeedID != feedID {
+			continue
+		}
+		as := kept[i].As(m.target.FeedID, m.target.ExternalID)
+		if as.Hash == m.rec.Hash {
+			continue
+		}
+		data, err := p.encode(&as, o)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, dedupe.Change{ExternalID: as.ExternalID, Hash: as.Hash, Type: as.Type, Action: dedupe.ActionPublish, Data: data})
+	}
+	return out, nil
+}
+
+// saveAliases stores the fetch's aliases after its commit. A failure
+// costs matching, not delivery: it is logged, and the next poll with
+// something new writes them again.
+func (p *Publisher) saveAliases(ctx context.Context, ai dedupe.AliasIndex, feedID string, kept []*transform.Payload, status []dedupe.Status, plan *repostPlan, o RepostOptions, now time.Time) {
+	as := aliasesOf(feedID, kept, status, plan, o)
+	err := p.storeOp(ctx, "aliases", func(ctx context.Context) error { return ai.PutAliases(ctx, as, now) })
+	if err != nil {
+		p.log.Warn("storing repost aliases failed; the next poll with news stores them", "feed", feedID, "err", err)
+	}
+}
+
+// RepostCounts count the new items of a fetch recognised as known
+// stories, by matcher.
+type RepostCounts struct {
+	URL, Text, AcrossFeeds int
+}
+
+// Total is every repost counted.
+func (r RepostCounts) Total() int { return r.URL + r.Text + r.AcrossFeeds }
+
+func (plan *repostPlan) counts() RepostCounts {
+	var out RepostCounts
+	for _, m := range plan.matches {
+		switch m.by {
+		case MatchURL:
+			out.URL++
+		case MatchText:
+			out.Text++
+		case MatchAcross:
+			out.AcrossFeeds++
+		}
+	}
+	return out
+}
+
+func (plan *repostPlan) match(i int) (repostMatch, bool) {
+	if plan == nil {
+		return repostMatch{}, false
+	}
+	m, ok := plan.matches[i]
+	return m, ok
+}
+
+// reason is the item history's account of a match.
+func (m repostMatch) reason() string {
+	how := map[string]string{MatchURL: "link or GUID", MatchText: "title, day and text", MatchAcross: "link or GUID, in feed " + m.target.FeedID}[m.by]
+	if m.rec.ContentID != 0 {
+		return fmt.Sprintf("repost of content %d (matched by %s)", m.rec.ContentID, how)
+	}
+	return fmt.Sprintf("repost of item %s (matched by %s)", m.target, how)
+}
