@@ -30,12 +30,17 @@ func oneAttemptClient(t *testing.T, e *env) {
 func TestDrainRidesOutRandomErrors(t *testing.T) {
 	for _, kind := range []storeKind{onRedis, onBolt} {
 		t.Run(kind.String(), func(t *testing.T) {
-			e := newEnv(t, kind, sandbox.Faults{ErrorRate: 0.2, Seed: 7})
+			e := newEnv(t, kind, sandbox.Faults{})
 			oneAttemptClient(t, e)
 			// The default backoff: first retries within a second.
 			p := e.publisher(func(o *publish.Options) { o.BaseBackoff, o.MaxBackoff = 0, 0 })
 			items := stories("flaky", 200)
 			e.accept(p, "flaky", items, publish.FeedOptions{InitialItems: len(items)})
+			// Faults from here on: the look-up of a feed new to the store
+			// (reconcile mode) happens in Accept, before anything is queued.
+			if err := e.sb.SetFaults(sandbox.Faults{ErrorRate: 0.2, Seed: 7}); err != nil {
+				t.Fatal(err)
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			if err := p.Drain(ctx); err != nil {
@@ -60,11 +65,16 @@ func TestDrainRidesOutRandomErrors(t *testing.T) {
 // (items wait without spending attempts); once the service is healthy
 // again every item is delivered exactly once.
 func TestOutageThenRecovery(t *testing.T) {
-	e := newEnv(t, onRedis, sandbox.Faults{ErrorRate: 1})
+	e := newEnv(t, onRedis, sandbox.Faults{})
 	oneAttemptClient(t, e)
 	p := e.publisher(func(o *publish.Options) { o.BaseBackoff, o.MaxBackoff = 0, 0 })
 	items := stories("outage", 40)
 	e.accept(p, "outage", items, publish.FeedOptions{InitialItems: len(items)})
+	// Every request fails from here on; the look-up of a feed new to the
+	// store (reconcile mode) happened in Accept.
+	if err := e.sb.SetFaults(sandbox.Faults{ErrorRate: 1}); err != nil {
+		t.Fatal(err)
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -105,11 +115,16 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 // whole waits for it (a short outage), and ends with everything
 // delivered once the service is back.
 func TestDrainRidesOutAnOutage(t *testing.T) {
-	e := newEnv(t, onRedis, sandbox.Faults{ErrorRate: 1})
+	e := newEnv(t, onRedis, sandbox.Faults{})
 	oneAttemptClient(t, e)
 	p := e.publisher(func(o *publish.Options) { o.BaseBackoff, o.MaxBackoff = 0, 0 })
 	items := stories("drain-outage", 20)
 	e.accept(p, "drain-outage", items, publish.FeedOptions{InitialItems: len(items)})
+	// Every request fails from here on; the look-up of a feed new to the
+	// store (reconcile mode) happened in Accept.
+	if err := e.sb.SetFaults(sandbox.Faults{ErrorRate: 1}); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	done := make(chan error, 1)

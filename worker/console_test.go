@@ -330,10 +330,12 @@ func TestHistoryRecordsRetries(t *testing.T) {
 		t.Fatalf("%d of %d remembered items waiting after a failed send, want 1", len(waiting), len(f.Items))
 	}
 	last := waiting[0].Last()
-	if last.Kind != history.Retrying || last.Attempt != 1 || last.Status != 503 || last.Detail == "" || last.Next <= last.At {
-		t.Errorf("fate = %+v, want a retry after attempt 1 with the 503, its error and the next try", last)
+	// once rides out a short outage, so the item may have been tried more
+	// than once before the pass gave up.
+	if last.Kind != history.Retrying || last.Attempt < 1 || last.Status != 503 || last.Detail == "" || last.Next <= last.At {
+		t.Errorf("fate = %+v, want a retry with the 503, its error and the next try", last)
 	}
-	if d := history.Describe(last, time.UnixMilli(last.At)); !strings.Contains(d, "send failed (attempt 1, HTTP 503)") || !strings.Contains(d, "next try in") {
+	if d := history.Describe(last, time.UnixMilli(last.At)); !strings.Contains(d, "send failed (attempt ") || !strings.Contains(d, "HTTP 503)") || !strings.Contains(d, "next try in") {
 		t.Errorf("described as %q", d)
 	}
 }

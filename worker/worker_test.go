@@ -393,7 +393,7 @@ func TestStatusPageAndJSON(t *testing.T) {
 	if st.Pacing == nil || st.Pacing.Gate != "closed" || st.Pacing.Ceiling != w.cfg.API.RateLimit || st.Pacing.Limited != 0 {
 		t.Errorf("status.json pacing = %+v; want the pacer's state with a closed circuit", st.Pacing)
 	}
-	for _, want := range []string{`<p id="api">`, "circuit"} {
+	for _, want := range []string{`id="pacing"`, "circuit"} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("status page lacks %q", want)
 		}
