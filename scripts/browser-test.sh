@@ -49,6 +49,10 @@ cat >> "$work/quickstart.yaml" <<EOF
     url: file:$PWD/examples/feeds/feed-rs__jsonfeed_example_1.json
     exclude:
       keywords: [Windows 95]
+    # The same file as daring-fireball: without this its items would be
+    # reposts of that feed's (one Content per story across feeds).
+    reposts:
+      match: []
   # and one whose items the API refuses (a category id it does not have).
   - id: bad-category
     url: file:$PWD/examples/feeds/rome__rss2.0-w3cgeo.xml
