@@ -490,6 +490,11 @@ type NeedFields struct {
 	ByDate   string `yaml:"by_date"`
 	// DefaultQuantity is the quantity of items whose Quantity is missing.
 	DefaultQuantity *int `yaml:"default_quantity"`
+	// DefaultByDays dates the need of an item without a by-date that many
+	// days after the item's publication date. Without it (or without a
+	// publication date) such a Need is published without
+	// need_by_date_utc, which the API does not require.
+	DefaultByDays *int `yaml:"default_by_days"`
 }
 
 // Duration is a time.Duration written as Go does ("90s", "15m", "1h30m")
