@@ -1,0 +1,50 @@
+package dedupe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// PollState implements [PollStates].
+func (r *Redis) PollState(ctx context.Context, feedID string) (PollState, bool, error) {
+	if err := checkFeedID(feedID); err != nil {
+		return PollState{}, false, err
+	}
+	b, err := r.c.Get(ctx, r.feedKey(feedID, "poll")).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return PollState{}, false, nil
+	}
+	if err != nil {
+		return PollState{}, false, fmt.Errorf("redis poll state of feed %q: %w", feedID, err)
+	}
+	s, err := decodePollState(feedID, b)
+	if err != nil {
+		return PollState{}, false, err
+	}
+	return s, true, nil
+}
+
+// SetPollState implements [PollStates].
+func (r *Redis) SetPollState(ctx context.Context, feedID string, s PollState) error {
+	if err := checkFeedID(feedID); err != nil {
+		return err
+	}
+	key := r.feedKey(feedID, "poll")
+	var err error
+	if s.IsZero() {
+		err = r.c.Del(ctx, key).Err()
+	} else {
+		var b []byte
+		if b, err = s.encode(feedID); err != nil {
+			return err
+		}
+		err = r.c.Set(ctx, key, b, 0).Err()
+	}
+	if err != nil {
+		return fmt.Errorf("redis store poll state of feed %q: %w", feedID, err)
+	}
+	return nil
+}
