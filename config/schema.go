@@ -183,6 +183,12 @@ type HTTP struct {
 	MaxBodySize ByteSize `yaml:"max_body_size"` // default 10MiB
 	// MaxRedirects is how many redirects one fetch follows (0: none).
 	MaxRedirects int `yaml:"max_redirects"` // default 10
+	// FollowPermanentRedirects makes a feed that answered 301 or 308 be
+	// polled at its new URL from then on (the store remembers it, the
+	// status page asks for the config to be updated, a new URL in the
+	// config clears it); false fetches the configured URL every time and
+	// follows the redirect on each poll.
+	FollowPermanentRedirects *bool `yaml:"follow_permanent_redirects"` // default true
 	// Proxy is an http(s) proxy URL; empty means the environment's
 	// HTTP_PROXY/HTTPS_PROXY/NO_PROXY.
 	Proxy string `yaml:"proxy"`
