@@ -335,7 +335,11 @@ feeds:
 		if err != nil {
 			t.Fatal(err)
 		}
-		logged += strings.Count(string(b), `msg="feed warning" feed=guid`)
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, `msg="feed warning"`) && strings.Contains(line, " feed=guid ") {
+				logged++
+			}
+		}
 	}
 	if logged != 1 {
 		t.Errorf("the guid feed's warning was logged %d times over three processes, want once", logged)

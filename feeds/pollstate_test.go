@@ -1,0 +1,183 @@
+package feeds
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/feedworker/feedworker/config"
+)
+
+// stateHandler is a testHandler that keeps poll states, as the worker does
+// in the store: a second poller over it is a restarted process.
+type stateHandler struct {
+	*testHandler
+	smu    sync.Mutex
+	states map[string]PollState
+	writes int
+}
+
+func newStateHandler() *stateHandler {
+	return &stateHandler{testHandler: newTestHandler(), states: map[string]PollState{}}
+}
+
+func (h *stateHandler) PollState(_ context.Context, feedID string) (PollState, bool, error) {
+	h.smu.Lock()
+	defer h.smu.Unlock()
+	s, ok := h.states[feedID]
+	return s, ok, nil
+}
+
+func (h *stateHandler) SetPollState(_ context.Context, feedID string, s PollState) error {
+	h.smu.Lock()
+	defer h.smu.Unlock()
+	h.writes++
+	if s.IsZero() {
+		delete(h.states, feedID)
+		return nil
+	}
+	h.states[feedID] = s
+	return nil
+}
+
+func (h *stateHandler) state(id string) (PollState, bool) {
+	h.smu.Lock()
+	defer h.smu.Unlock()
+	s, ok := h.states[id]
+	return s, ok
+}
+
+func hasWarning(ws []Warning, code string) bool {
+	return slices.ContainsFunc(ws, func(w Warning) bool { return w.Code == code })
+}
+
+// TestPollStateRestart: what one poller promised the feeds' servers, the
+// next one over the same store keeps: no poll before a Retry-After, none of
+// a gone feed until its config changes, a moved feed fetched at its new URL
+// only, and its warning not logged again.
+func TestPollStateRestart(t *testing.T) {
+	t.Parallel()
+	srv := newFeedServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		switch r.URL.Path {
+		case "/limited":
+			w.Header().Set("Retry-After", "3600")
+			w.WriteHeader(http.StatusTooManyRequests)
+		case "/gone":
+			w.WriteHeader(http.StatusGone)
+		case "/old":
+			http.Redirect(w, r, "/new", http.StatusMovedPermanently)
+		default:
+			etagFeed(w, r, n)
+		}
+	})
+	h := newStateHandler()
+	feedsCfg := []config.Feed{testFeed("limited", srv.URL+"/limited", 0), testFeed("gone", srv.URL+"/gone", 0),
+		testFeed("moved", srv.URL+"/old", 0), testFeed("fine", srv.URL+"/fine", 0)}
+	p1 := newTestPoller(t, config.HTTP{}, h, nil)
+	p1.Update(feedsCfg)
+	p1.PollAll(t.Context())
+	p1.PollAll(t.Context()) // the moved feed again: straight to /new
+	if n, m := srv.count("/old"), srv.count("/new"); n != 1 || m != 2 {
+		t.Errorf("first poller: /old fetched %d times, /new %d; want 1 and 2", n, m)
+	}
+	if st, ok := h.state("fine"); ok {
+		t.Errorf("a healthy feed has a stored state %+v; want none (no write per poll)", st)
+	}
+	// PollAll polls every feed (feedworker once); the schedule is Run's.
+	if st, _ := h.state("limited"); st.Failures != 2 || time.Until(st.NotBefore) < 59*time.Minute {
+		t.Errorf("stored state of limited = %+v, want 2 failures and no poll for an hour", st)
+	}
+
+	// The restart.
+	p2 := newTestPoller(t, config.HTTP{}, h, nil)
+	p2.Update(feedsCfg)
+	res := p2.PollAll(t.Context())
+	for _, r := range res {
+		if (r.FeedID == "limited" || r.FeedID == "gone") && !r.Skipped {
+			t.Errorf("second poller polled %s: %+v", r.FeedID, r)
+		}
+	}
+	if n := srv.count("/limited"); n != 2 {
+		t.Errorf("/limited fetched %d times, want no more than before: its Retry-After holds across a restart", n-2)
+	}
+	if n := srv.count("/gone"); n != 1 {
+		t.Errorf("/gone fetched %d times, want once (the second pass skips it)", n)
+	}
+	if n, m := srv.count("/old"), srv.count("/new"); n != 1 || m != 3 {
+		t.Errorf("after the restart: /old fetched %d times, /new %d; want 1 and 3", n, m)
+	}
+	if st := p2.status(t, "limited"); time.Until(st.NextPoll) < 59*time.Minute || st.Failures != 2 {
+		t.Errorf("limited after the restart = %+v, want the next poll an hour away", st)
+	}
+	if st := p2.status(t, "gone"); !st.Gone {
+		t.Errorf("gone after the restart = %+v", st)
+	}
+	st := p2.status(t, "moved")
+	if st.MovedTo != srv.URL+"/new" || !hasWarning(st.Warnings, WarnMoved) {
+		t.Errorf("moved after the restart = %+v", st)
+	}
+	if logs := p2.logs.String(); containsAll(logs, `msg="feed warning" feed=moved`) {
+		t.Errorf("the moved warning was logged again after the restart:\n%s", logs)
+	}
+
+	// A config change lifts the gone mark; a new URL clears the move.
+	changed := slices.Clone(feedsCfg)
+	changed[1] = testFeed("gone", srv.URL+"/gone", 2*time.Hour)
+	changed[2] = testFeed("moved", srv.URL+"/moved-here", 0)
+	p2.Update(changed)
+	p2.PollAll(t.Context())
+	if n := srv.count("/gone"); n != 2 {
+		t.Errorf("/gone fetched %d times after its config changed, want 2", n)
+	}
+	if n := srv.count("/moved-here"); n != 1 {
+		t.Errorf("the new URL fetched %d times, want 1", n)
+	}
+	st = p2.status(t, "moved")
+	if st.MovedTo != "" || hasWarning(st.Warnings, WarnMoved) {
+		t.Errorf("moved after its URL changed = %+v, want no move", st)
+	}
+	if s, ok := h.state("moved"); ok {
+		t.Errorf("stored state of the moved feed after its URL changed = %+v, want none", s)
+	}
+	if logs := p2.logs.String(); !containsAll(logs, `msg="feed warning cleared" feed=moved warning=moved`) {
+		t.Errorf("the moved warning's end was not logged:\n%s", logs)
+	}
+}
+
+// TestPollStateFollowOff: with http.follow_permanent_redirects false every
+// poll starts at the configured URL, and the move is still reported.
+func TestPollStateFollowOff(t *testing.T) {
+	t.Parallel()
+	srv := newFeedServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if r.URL.Path == "/old" {
+			http.Redirect(w, r, "/new", http.StatusPermanentRedirect)
+			return
+		}
+		etagFeed(w, r, n)
+	})
+	off := false
+	p := newTestPoller(t, config.HTTP{FollowPermanentRedirects: &off}, newStateHandler(), nil)
+	p.Update([]config.Feed{testFeed("moved", srv.URL+"/old", 0)})
+	for range 3 {
+		pollOne(t, p)
+	}
+	if n := srv.count("/old"); n != 3 {
+		t.Errorf("/old fetched %d times, want every poll", n)
+	}
+	if st := p.status(t, "moved"); st.MovedTo != srv.URL+"/new" || !hasWarning(st.Warnings, WarnMoved) {
+		t.Errorf("status = %+v", st)
+	}
+}
+
+func containsAll(s string, subs ...string) bool {
+	for _, x := range subs {
+		if !strings.Contains(s, x) {
+			return false
+		}
+	}
+	return true
+}
