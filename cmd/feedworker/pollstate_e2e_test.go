@@ -146,7 +146,16 @@ func getReadyz(admin string) (int, string) {
 // failing: /readyz turns 503 within a send timeout, and 200 again once
 // writes succeed.
 func TestPollStateAcrossRestarts(t *testing.T) {
+	t.Run("redis", func(t *testing.T) { testPollStateAcrossRestarts(t, false) })
+	t.Run("embedded", func(t *testing.T) { testPollStateAcrossRestarts(t, true) })
+}
+
+func testPollStateAcrossRestarts(t *testing.T, embedded bool) {
 	e := newE2E(t, feedfarm.Options{Feeds: 1, Items: 1, Seed: 1}, sandbox.Faults{})
+	store := "redis:\n" + e.redisSection() + fmt.Sprintf("  prefix: %q\n", e.prefix)
+	if embedded {
+		store = fmt.Sprintf("store:\n  path: %q\n", filepath.Join(e.dir, "store.db"))
+	}
 	feedsSrv := &stateFeeds{news: 1}
 	fs := httptest.NewServer(feedsSrv)
 	t.Cleanup(fs.Close)
@@ -157,9 +166,7 @@ func TestPollStateAcrossRestarts(t *testing.T) {
   token_url: %s/oauth/token
   client_id: sandbox
   client_secret: sandbox-secret
-redis:
-%s  prefix: %q
-http:
+%shttp:
   min_interval: 200ms
   max_backoff: 10s
 publish:
@@ -176,19 +183,19 @@ defaults:
   interval: 300ms
   initial_items: 1000
 feeds:
-  - {id: limited, url: %[6]s/limited}
-  - {id: failing, url: %[6]s/failing}
-  - {id: gone, url: %[6]s/gone}
-  - {id: moved, url: %[6]s/old}
-  - {id: guid, url: %[6]s/guid}
-  - {id: news, url: %[6]s/news}
+  - {id: limited, url: %[5]s/limited}
+  - {id: failing, url: %[5]s/failing}
+  - {id: gone, url: %[5]s/gone}
+  - {id: moved, url: %[5]s/old}
+  - {id: guid, url: %[5]s/guid}
+  - {id: news, url: %[5]s/news}
   - id: need
-    url: %[6]s/need
+    url: %[5]s/need
     type: need
     need:
       quantity: vol:quantity
       by_date: vol:needed_by
-`, e.sbURL, e.sbURL, e.redisSection(), e.prefix, admin, fs.URL)
+`, e.sbURL, e.sbURL, store, admin, fs.URL)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
