@@ -56,3 +56,38 @@ func (b *Bolt) SetPollState(ctx context.Context, feedID string, s PollState) err
 		return bk.Put([]byte(feedID), raw)
 	})
 }
+
+// PollStatesMany implements [PollStatesBatcher] in one read transaction.
+func (b *Bolt) PollStatesMany(ctx context.Context, feedIDs []string) ([]PollState, []bool, error) {
+	for _, id := range feedIDs {
+		if err := checkFeedID(id); err != nil {
+			return nil, nil, err
+		}
+	}
+	raw := make([][]byte, len(feedIDs))
+	err := b.view(ctx, fmt.Sprintf("poll states of %d feeds", len(feedIDs)), func(tx *bolt.Tx) error {
+		bk := tx.Bucket(bPollState)
+		if bk == nil {
+			return nil
+		}
+		for i, id := range feedIDs {
+			raw[i] = slices.Clone(bk.Get([]byte(id)))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]PollState, len(feedIDs))
+	ok := make([]bool, len(feedIDs))
+	for i, r := range raw {
+		if r == nil {
+			continue
+		}
+		if out[i], err = decodePollState(feedIDs[i], r); err != nil {
+			return nil, nil, err
+		}
+		ok[i] = true
+	}
+	return out, ok, nil
+}

@@ -75,3 +75,15 @@ func decodePollState(feedID string, b []byte) (PollState, error) {
 	}
 	return s, nil
 }
+
+// PollStatesBatcher reads the poll states of many feeds at once (a pass
+// over every feed at start, `feedworker once`).
+type PollStatesBatcher interface {
+	// PollStatesMany is [PollStates.PollState] for each feed, in order.
+	PollStatesMany(ctx context.Context, feedIDs []string) (s []PollState, ok []bool, err error)
+}
+
+var (
+	_ PollStatesBatcher = (*Redis)(nil)
+	_ PollStatesBatcher = (*Bolt)(nil)
+)

@@ -70,6 +70,21 @@ func testPollState(t *testing.T, open opener) {
 		t.Error("deleting a's poll state deleted b's")
 	}
 
+	// Many at once: in order, with the missing ones marked.
+	if err := ps.SetPollState(ctx, "a", want); err != nil {
+		t.Fatal(err)
+	}
+	pb, ok := s.(dedupe.PollStatesBatcher)
+	if !ok {
+		t.Fatalf("%T does not read poll states in batches", s)
+	}
+	many, foundMany, err := pb.PollStatesMany(ctx, []string{"b", "none", "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(many) != 3 || !foundMany[0] || foundMany[1] || !foundMany[2] || many[0].Failures != 1 || many[2].MovedTo != want.MovedTo || many[2].Warnings["moved"] == "" {
+		t.Errorf("PollStatesMany = %+v, %v", many, foundMany)
+	}
 	for _, bad := range []string{"", "a/b"} {
 		if err := ps.SetPollState(ctx, bad, dedupe.PollState{Failures: 1}); !errors.Is(err, dedupe.ErrInvalid) {
 			t.Errorf("SetPollState(%q) = %v, want ErrInvalid", bad, err)

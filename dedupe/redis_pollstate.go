@@ -48,3 +48,38 @@ func (r *Redis) SetPollState(ctx context.Context, feedID string, s PollState) er
 	}
 	return nil
 }
+
+// PollStatesMany implements [PollStatesBatcher] in one pipeline (the keys
+// live in as many cluster slots as feeds, so not one MGET).
+func (r *Redis) PollStatesMany(ctx context.Context, feedIDs []string) ([]PollState, []bool, error) {
+	for _, id := range feedIDs {
+		if err := checkFeedID(id); err != nil {
+			return nil, nil, err
+		}
+	}
+	cmds := make([]*redis.StringCmd, len(feedIDs))
+	if _, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range feedIDs {
+			cmds[i] = p.Get(ctx, r.feedKey(id, "poll"))
+		}
+		return nil
+	}); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, nil, fmt.Errorf("redis poll states of %d feeds: %w", len(feedIDs), err)
+	}
+	out := make([]PollState, len(feedIDs))
+	ok := make([]bool, len(feedIDs))
+	for i, c := range cmds {
+		b, err := c.Bytes()
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("redis poll state of feed %q: %w", feedIDs[i], err)
+		}
+		if out[i], err = decodePollState(feedIDs[i], b); err != nil {
+			return nil, nil, err
+		}
+		ok[i] = true
+	}
+	return out, ok, nil
+}

@@ -100,6 +100,15 @@ func (fs *feedState) stateLocked() PollState {
 	return s
 }
 
+// BatchStateHandler is a StateHandler that reads many poll states at once:
+// PollAll loads those of every feed it does not know yet in one call.
+type BatchStateHandler interface {
+	StateHandler
+	// PollStatesAll returns the stored states; a feed missing from the map
+	// has none.
+	PollStatesAll(ctx context.Context, feedIDs []string) (map[string]PollState, error)
+}
+
 // loadState reads a feed's stored state before its first poll by this
 // process. It returns the URL to fetch, or a PollResult when the poll must
 // not happen now (the job is then finished): the state says the feed is
@@ -112,7 +121,6 @@ func (p *Poller) loadState(ctx context.Context, sh StateHandler, j job) (string,
 		p.finish(j, nil, err, false, 0)
 		return "", &PollResult{FeedID: id, Class: ClassStore, Err: err}
 	}
-	now := time.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	fs := j.fs
@@ -121,11 +129,70 @@ func (p *Poller) loadState(ctx context.Context, sh StateHandler, j job) (string,
 		p.releaseLocked(j)
 		return "", &PollResult{FeedID: id, Skipped: true}
 	}
+	if skip := p.applyStateLocked(fs, st, found, time.Now()); skip != nil {
+		p.releaseLocked(j)
+		return "", skip
+	}
+	return p.fetchURLLocked(fs), nil
+}
+
+// loadStates reads, through a BatchStateHandler, the stored states of the
+// targets the poller does not know yet, and returns the feeds that must
+// not be polled now. On an error each poll loads its own.
+func (p *Poller) loadStates(ctx context.Context, targets []*feedState) map[*feedState]PollResult {
+	bh, ok := p.handler.(BatchStateHandler)
+	if !ok {
+		return nil
+	}
+	type want struct {
+		fs    *feedState
+		epoch uint64
+	}
+	var wants []want
+	var ids []string
+	p.mu.Lock()
+	for _, fs := range targets {
+		if !fs.stateKnown && !fs.inFlight {
+			wants = append(wants, want{fs, fs.epoch})
+			ids = append(ids, fs.cfg.ID)
+		}
+	}
+	p.mu.Unlock()
+	if len(ids) == 0 {
+		return nil
+	}
+	states, err := bh.PollStatesAll(ctx, ids)
+	if err != nil {
+		p.log.Warn("loading the poll states of the pass failed; loading per feed", "feeds", len(ids), "error", err)
+		return nil
+	}
+	skips := map[*feedState]PollResult{}
+	now := time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, w := range wants {
+		fs := w.fs
+		// A poll by Run or a reload may have moved the feed on meanwhile.
+		if fs.removed || fs.epoch != w.epoch || fs.stateKnown || fs.inFlight {
+			continue
+		}
+		st, found := states[fs.cfg.ID]
+		if skip := p.applyStateLocked(fs, st, found, now); skip != nil {
+			skips[fs] = *skip
+		}
+	}
+	return skips
+}
+
+// applyStateLocked takes a feed's stored state into its memory, and
+// returns why it must not be polled now, if it must not.
+func (p *Poller) applyStateLocked(fs *feedState, st PollState, found bool, now time.Time) *PollResult {
+	id := fs.cfg.ID
 	fs.stateKnown = true
 	fs.saved = st
 	if !found || st.URL != fs.cfg.URL {
 		// None, or the state of a URL the config no longer names.
-		return p.fetchURLLocked(fs), nil
+		return nil
 	}
 	fs.failures = st.Failures
 	fs.outcome = Outcome{Failures: st.Failures}
@@ -136,20 +203,18 @@ func (p *Poller) loadState(ctx context.Context, sh StateHandler, j job) (string,
 	switch {
 	case st.GoneConfig != "" && st.GoneConfig == Fingerprint(fs.cfg):
 		fs.gone = true
-		p.releaseLocked(j)
 		p.log.Info("feed is gone (410, remembered by the store); not polled until its config changes", "feed", id)
-		return "", &PollResult{FeedID: id, Class: ClassGone, Skipped: true,
+		return &PollResult{FeedID: id, Class: ClassGone, Skipped: true,
 			Err: fmt.Errorf("feed %s: %w; not polled until its config changes", id, ErrGone)}
 	case st.NotBefore.After(now):
 		fs.next = st.NotBefore
-		p.releaseLocked(j)
 		p.log.Info("feed's next poll kept from the store: its server asked to wait, or it is backing off",
 			"feed", id, "failures", st.Failures, "next_poll", st.NotBefore)
-		return "", &PollResult{FeedID: id, Skipped: true,
+		return &PollResult{FeedID: id, Skipped: true,
 			Err: fmt.Errorf("feed %s: not polled before %s: its server asked to wait, or it is backing off after %d failures",
 				id, st.NotBefore.Format(time.RFC3339), st.Failures)}
 	}
-	return p.fetchURLLocked(fs), nil
+	return nil
 }
 
 // saveState writes a poll's new state; on failure the next poll tries again.

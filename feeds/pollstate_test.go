@@ -19,6 +19,8 @@ type stateHandler struct {
 	smu    sync.Mutex
 	states map[string]PollState
 	writes int
+	// single counts PollState calls, batches PollStatesAll calls.
+	single, batches int
 }
 
 func newStateHandler() *stateHandler {
@@ -28,6 +30,7 @@ func newStateHandler() *stateHandler {
 func (h *stateHandler) PollState(_ context.Context, feedID string) (PollState, bool, error) {
 	h.smu.Lock()
 	defer h.smu.Unlock()
+	h.single++
 	s, ok := h.states[feedID]
 	return s, ok, nil
 }
@@ -42,6 +45,28 @@ func (h *stateHandler) SetPollState(_ context.Context, feedID string, s PollStat
 	}
 	h.states[feedID] = s
 	return nil
+}
+
+// batchStateHandler also reads many states at once.
+type batchStateHandler struct{ *stateHandler }
+
+func (h batchStateHandler) PollStatesAll(_ context.Context, ids []string) (map[string]PollState, error) {
+	h.smu.Lock()
+	defer h.smu.Unlock()
+	h.batches++
+	out := map[string]PollState{}
+	for _, id := range ids {
+		if s, ok := h.states[id]; ok {
+			out[id] = s
+		}
+	}
+	return out, nil
+}
+
+func (h *stateHandler) counts() (single, batches int) {
+	h.smu.Lock()
+	defer h.smu.Unlock()
+	return h.single, h.batches
 }
 
 func (h *stateHandler) state(id string) (PollState, bool) {
@@ -61,6 +86,11 @@ func hasWarning(ws []Warning, code string) bool {
 // only, and its warning not logged again.
 func TestPollStateRestart(t *testing.T) {
 	t.Parallel()
+	t.Run("per feed", func(t *testing.T) { t.Parallel(); testPollStateRestart(t, false) })
+	t.Run("batch", func(t *testing.T) { t.Parallel(); testPollStateRestart(t, true) })
+}
+
+func testPollStateRestart(t *testing.T, batch bool) {
 	srv := newFeedServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
 		switch r.URL.Path {
 		case "/limited":
@@ -75,9 +105,13 @@ func TestPollStateRestart(t *testing.T) {
 		}
 	})
 	h := newStateHandler()
+	var handler Handler = h
+	if batch {
+		handler = batchStateHandler{h}
+	}
 	feedsCfg := []config.Feed{testFeed("limited", srv.URL+"/limited", 0), testFeed("gone", srv.URL+"/gone", 0),
 		testFeed("moved", srv.URL+"/old", 0), testFeed("fine", srv.URL+"/fine", 0)}
-	p1 := newTestPoller(t, config.HTTP{}, h, nil)
+	p1 := newTestPoller(t, config.HTTP{}, handler, nil)
 	p1.Update(feedsCfg)
 	p1.PollAll(t.Context())
 	p1.PollAll(t.Context()) // the moved feed again: straight to /new
@@ -93,9 +127,12 @@ func TestPollStateRestart(t *testing.T) {
 	}
 
 	// The restart.
-	p2 := newTestPoller(t, config.HTTP{}, h, nil)
+	p2 := newTestPoller(t, config.HTTP{}, handler, nil)
 	p2.Update(feedsCfg)
 	res := p2.PollAll(t.Context())
+	if single, batches := h.counts(); batch && (single != 0 || batches != 2) {
+		t.Errorf("states read %d times alone and in %d batches; want only a batch per pass", single, batches)
+	}
 	for _, r := range res {
 		if (r.FeedID == "limited" || r.FeedID == "gone") && !r.Skipped {
 			t.Errorf("second poller polled %s: %+v", r.FeedID, r)
