@@ -491,7 +491,8 @@ type EventFields struct {
 // NeedFields name the extension paths that hold a Need's data.
 type NeedFields struct {
 	// Quantity is the path of the quantity needed, ByDate of the date it
-	// is needed by.
+	// is needed by (optional: an item without one is published without a
+	// by-date, or with default_by_days' date).
 	Quantity string `yaml:"quantity"`
 	ByDate   string `yaml:"by_date"`
 	// DefaultQuantity is the quantity of items whose Quantity is missing.
