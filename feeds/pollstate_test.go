@@ -218,3 +218,57 @@ func containsAll(s string, subs ...string) bool {
 	}
 	return true
 }
+
+// TestPollStateLeaseHandover: a replica that gets a feed's lease back
+// reads the state the other replica stored meanwhile, and keeps its
+// server's Retry-After.
+func TestPollStateLeaseHandover(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	limited := false
+	srv := newFeedServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		mu.Lock()
+		l := limited
+		mu.Unlock()
+		if l {
+			w.Header().Set("Retry-After", "3600")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		etagFeed(w, r, n)
+	})
+	h := newStateHandler()
+	a := &testOwner{own: map[string]bool{}}
+	b := &testOwner{own: map[string]bool{"f": true}}
+	cfg := []config.Feed{testFeed("f", srv.URL+"/f", 0)}
+	pa := newTestPoller(t, config.HTTP{}, h, a)
+	pb := newTestPoller(t, config.HTTP{}, h, b)
+	pa.Update(cfg)
+	pb.Update(cfg)
+
+	if r := pollOne(t, pb); r.Class != ClassOK {
+		t.Fatalf("b's poll: %+v", r)
+	}
+	b.set("f", false)
+	a.set("f", true)
+	if r := pollOne(t, pb); !r.Skipped {
+		t.Fatalf("b polled a feed it does not own: %+v", r)
+	}
+	mu.Lock()
+	limited = true
+	mu.Unlock()
+	if r := pollOne(t, pa); r.Class != ClassRateLimited {
+		t.Fatalf("a's poll: %+v", r)
+	}
+	a.set("f", false)
+	b.set("f", true)
+	if r := pollOne(t, pb); !r.Skipped || r.Err == nil {
+		t.Errorf("b's poll after taking the feed back: %+v, want it skipped until the Retry-After", r)
+	}
+	if n := srv.count("/f"); n != 2 {
+		t.Errorf("/f fetched %d times, want 2 (b once, a once)", n)
+	}
+	if st := pb.status(t, "f"); time.Until(st.NextPoll) < 59*time.Minute {
+		t.Errorf("b's status = %+v, want the next poll an hour away", st)
+	}
+}
