@@ -23,7 +23,8 @@ func TestBuiltinDefaults(t *testing.T) {
 		HTTP: HTTP{
 			UserAgent:      "feedworker/test (+https://github.com/feedworker/feedworker)",
 			ConnectTimeout: d("10s"), Timeout: d("60s"), MaxBodySize: 10 * 1024 * 1024, MaxRedirects: 10,
-			MaxConcurrency: 32, PerHostConcurrency: 4,
+			FollowPermanentRedirects: ptr(true),
+			MaxConcurrency:           32, PerHostConcurrency: 4,
 			MinInterval: d("1m"), MaxInterval: d("24h"), MaxBackoff: d("6h"),
 		},
 		Publish: Publish{Workers: 8, MaxBackoff: d("1h"), ClaimTTL: d("5m"), LeaseTTL: d("1m"), ShutdownGrace: d("30s")},

@@ -183,6 +183,12 @@ type HTTP struct {
 	MaxBodySize ByteSize `yaml:"max_body_size"` // default 10MiB
 	// MaxRedirects is how many redirects one fetch follows (0: none).
 	MaxRedirects int `yaml:"max_redirects"` // default 10
+	// FollowPermanentRedirects makes a feed that answered 301 or 308 be
+	// polled at its new URL from then on (the store remembers it, the
+	// status page asks for the config to be updated, a new URL in the
+	// config clears it); false fetches the configured URL every time and
+	// follows the redirect on each poll.
+	FollowPermanentRedirects *bool `yaml:"follow_permanent_redirects"` // default true
 	// Proxy is an http(s) proxy URL; empty means the environment's
 	// HTTP_PROXY/HTTPS_PROXY/NO_PROXY.
 	Proxy string `yaml:"proxy"`
@@ -485,11 +491,17 @@ type EventFields struct {
 // NeedFields name the extension paths that hold a Need's data.
 type NeedFields struct {
 	// Quantity is the path of the quantity needed, ByDate of the date it
-	// is needed by.
+	// is needed by (optional: an item without one is published without a
+	// by-date, or with default_by_days' date).
 	Quantity string `yaml:"quantity"`
 	ByDate   string `yaml:"by_date"`
 	// DefaultQuantity is the quantity of items whose Quantity is missing.
 	DefaultQuantity *int `yaml:"default_quantity"`
+	// DefaultByDays dates the need of an item without a by-date that many
+	// days after the item's publication date. Without it (or without a
+	// publication date) such a Need is published without
+	// need_by_date_utc, which the API does not require.
+	DefaultByDays *int `yaml:"default_by_days"`
 }
 
 // Duration is a time.Duration written as Go does ("90s", "15m", "1h30m")

@@ -336,6 +336,7 @@ func (c checker) settings(prefix string, s FeedSettings) {
 	}
 	if m.Need != nil {
 		c.notNegative(at("need.default_quantity"), m.Need.DefaultQuantity)
+		c.notNegative(at("need.default_by_days"), m.Need.DefaultByDays)
 	}
 	c.format(at("format"), s.Format)
 	c.ical(prefix, s)

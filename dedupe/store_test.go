@@ -78,6 +78,7 @@ func testContract(t *testing.T, open opener) {
 		{"Runs", testRuns},
 		{"FeedLeasesAndFencing", testFeedLeases},
 		{"Aliases", testAliases},
+		{"PollState", testPollState},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -137,7 +137,7 @@ func TestPollerLogsCharsetGuess(t *testing.T) {
 		t.Fatalf("poll: %+v", r)
 	}
 	logs := p.logs.String()
-	if !strings.Contains(logs, "guessed charset") || !strings.Contains(logs, "charset=\"koi8-r (detected KOI8-R") {
+	if !strings.Contains(logs, "warning=charset_guessed") || !strings.Contains(logs, "decoded as koi8-r (detected KOI8-R") {
 		t.Errorf("no log line with the guess; logs:\n%s", logs)
 	}
 }

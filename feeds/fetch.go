@@ -77,6 +77,9 @@ type Result struct {
 	// Sniffed describes the encoding guessed for a document that declared
 	// none and was not UTF-8 ("" when nothing was guessed).
 	Sniffed string
+	// Warnings are the Handler's feed-level warnings about the document
+	// (WarnMapping); the poller adds the fetch's own (see Warning).
+	Warnings []Warning
 	// Hint is how long the server or the document asked us to wait before
 	// polling again (RSS <ttl>, Cache-Control max-age, Expires); zero when
 	// it said nothing. The schedule only uses it to poll less often.

@@ -4,9 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
-
-	"github.com/feedworker/feedworker/config"
 )
 
 // poll runs one poll of a started job and records its outcome.
@@ -41,6 +40,15 @@ func (p *Poller) poll(ctx context.Context, j job) PollResult {
 		}
 	}
 
+	sh, keepsState := p.handler.(StateHandler)
+	if keepsState && !j.stateKnown {
+		url, skip := p.loadState(ctx, sh, j)
+		if skip != nil {
+			return *skip
+		}
+		j.url, j.stateKnown = url, true
+	}
+
 	v, loaded := j.validators, false
 	if !j.known {
 		var err error
@@ -54,7 +62,7 @@ func (p *Poller) poll(ctx context.Context, j job) PollResult {
 	}
 
 	start := time.Now()
-	res, err := p.fetcher.Fetch(ctx, j.cfg.URL, v)
+	res, err := p.fetcher.Fetch(ctx, j.url, v)
 	elapsed := time.Since(start)
 	if err == nil && !res.NotModified {
 		if herr := p.handler.Handle(ctx, j.cfg, res); herr != nil {
@@ -68,7 +76,10 @@ func (p *Poller) poll(ctx context.Context, j job) PollResult {
 		p.finishNotOwned(j)
 		return PollResult{FeedID: id, Skipped: true, Err: err}
 	}
-	class := p.finish(j, res, err, loaded, elapsed)
+	class, st := p.finish(j, res, err, loaded, elapsed)
+	if st != nil && keepsState {
+		p.saveState(ctx, sh, j, *st)
+	}
 	p.observe(j, start, elapsed, class, v, res, err)
 	if res != nil && (res.Feed != nil || res.Calendar != nil) {
 		r := *res
@@ -102,19 +113,22 @@ func (p *Poller) finishNotOwnedLocked(fs *feedState, epoch uint64) {
 	if fs.removed || fs.epoch != epoch {
 		return
 	}
-	// Another replica may update the stored validators meanwhile; reload
-	// them if this replica gets the feed back.
+	// Another replica may update the stored validators and poll state
+	// meanwhile; reload them if this replica gets the feed back.
 	if !fs.freshURL {
 		fs.validatorsKnown = false
 	}
+	fs.stateKnown = false
 	fs.notOwned = true
 	fs.next = p.sched.Next(time.Now(), fs.interval, Outcome{}, p.rnd)
 	p.log.Debug("feed owned by another replica; poll skipped", "feed", fs.cfg.ID, "next_poll", fs.next)
 }
 
 // finish records a poll's outcome: metrics, state, next poll time, logs.
-// loaded says the validators in j were just read from the handler.
-func (p *Poller) finish(j job, res *Result, err error, loaded bool, elapsed time.Duration) string {
+// loaded says the validators in j were just read from the handler. It
+// returns the result class and, when the feed's stored poll state must
+// change, the new state to store.
+func (p *Poller) finish(j job, res *Result, err error, loaded bool, elapsed time.Duration) (string, *PollState) {
 	id := j.cfg.ID
 	class := Class(err)
 	if err == nil && res != nil && res.NotModified {
@@ -135,7 +149,7 @@ func (p *Poller) finish(j job, res *Result, err error, loaded bool, elapsed time
 	fs := j.fs
 	if fs.removed {
 		p.log.Debug("poll of removed feed finished", "feed", id, "result", class)
-		return class
+		return class, nil
 	}
 	p.metrics.polls.WithLabelValues(id, class).Inc()
 	if fetched {
@@ -150,7 +164,7 @@ func (p *Poller) finish(j job, res *Result, err error, loaded bool, elapsed time
 	if fs.epoch != j.epoch {
 		// The URL changed while this poll ran: its result is about the old
 		// URL, and Update already scheduled the new one.
-		return class
+		return class, nil
 	}
 
 	fs.lastPoll, fs.lastClass, fs.notOwned = now, class, false
@@ -172,6 +186,7 @@ func (p *Poller) finish(j job, res *Result, err error, loaded bool, elapsed time
 		fs.validators, fs.validatorsKnown, fs.freshURL = res.Validators, true, false
 		fs.items += int64(items)
 		fs.ttl = max(feedHint(res.Feed), res.MinInterval)
+		fs.docWarnings = documentWarnings(res)
 	case class == ClassStore && !fs.freshURL:
 		// The store may or may not hold what Handle tried to write; ask it.
 		fs.validatorsKnown = false
@@ -180,12 +195,18 @@ func (p *Poller) finish(j job, res *Result, err error, loaded bool, elapsed time
 	// changed what they count, or a pass over N feeds costs N².
 	gauges := false
 	if res != nil && (success || class == ClassGone) {
-		if res.MovedTo != "" && res.MovedTo != fs.movedTo {
-			p.log.Info("feed moved permanently; update its url in the config",
-				"feed", id, "url", config.RedactURL(j.cfg.URL), "moved_to", config.RedactURL(res.MovedTo))
+		moved := fs.movedTo
+		switch {
+		case res.MovedTo != "":
+			moved = res.MovedTo
+		case j.url == j.cfg.URL:
+			// The configured URL answered without a permanent redirect.
+			moved = ""
 		}
-		gauges = fs.movedTo != res.MovedTo
-		fs.movedTo = res.MovedTo
+		// Otherwise the poll went to where the feed moved, which answered
+		// itself: it stays moved until the config names the new URL.
+		gauges = fs.movedTo != moved
+		fs.movedTo = moved
 	}
 
 	o := Outcome{}
@@ -208,21 +229,27 @@ func (p *Poller) finish(j job, res *Result, err error, loaded bool, elapsed time
 	if class == ClassGone {
 		fs.gone = true
 		p.log.Warn("feed is gone (410); not polled until its config changes", "feed", id, "error", err)
-		p.updateGaugesLocked()
-		return class
+		gauges = true
+	} else {
+		fs.next = p.sched.Next(now, fs.interval, o, p.rnd)
 	}
-	fs.next = p.sched.Next(now, fs.interval, o, p.rnd)
 	if gauges {
 		p.updateGaugesLocked()
 	}
-
-	if res != nil && res.Sniffed != "" && (class == ClassOK || class == ClassPartial) {
-		p.log.Info("feed declares no encoding and is not UTF-8; decoded with a guessed charset",
-			"feed", id, "charset", res.Sniffed)
+	p.logWarningsLocked(fs)
+	var save *PollState
+	if fs.stateKnown {
+		if st := fs.stateLocked(); !st.equal(fs.saved) {
+			fs.saved, save = st, &st
+		}
 	}
+	if class == ClassGone {
+		return class, save
+	}
+
 	switch {
 	case class == ClassPartial:
-		p.log.Warn("feed document is incomplete; the items before the cut were handled, validators not kept",
+		p.log.Debug("feed document is incomplete; the items before the cut were handled, validators not kept",
 			"feed", id, "result", class, "items", items, "cause", res.Partial, "next_poll", fs.next)
 	case success:
 		var n int64
@@ -238,5 +265,34 @@ func (p *Poller) finish(j job, res *Result, err error, loaded bool, elapsed time
 		p.log.Warn("poll failed", "feed", id, "result", class, "error", err,
 			"failures", fs.failures, "next_poll", fs.next)
 	}
-	return class
+	return class, save
+}
+
+// documentWarnings are the warnings a handled document raised: the
+// fetch's (cut short, charset guessed) and the handler's.
+func documentWarnings(res *Result) []Warning {
+	ws := slices.Clone(res.Warnings)
+	if res.Partial != "" {
+		ws = append(ws, Warning{Code: WarnPartial,
+			Message: "the document is incomplete (" + res.Partial + "); the items before the cut were handled"})
+	}
+	if res.Sniffed != "" {
+		ws = append(ws, Warning{Code: WarnCharset,
+			Message: "the document declares no encoding and is not UTF-8; decoded as " + res.Sniffed})
+	}
+	return normWarnings(ws)
+}
+
+// logWarningsLocked logs the warnings that appeared and cleared since the
+// last poll, once each, and keeps the ones in force.
+func (p *Poller) logWarningsLocked(fs *feedState) {
+	cur := fs.currentWarningsLocked()
+	appeared, cleared := warningChanges(fs.warnings, cur)
+	for _, w := range appeared {
+		p.log.Warn("feed warning", "feed", fs.cfg.ID, "warning", w.Code, "message", w.Message)
+	}
+	for _, w := range cleared {
+		p.log.Info("feed warning cleared", "feed", fs.cfg.ID, "warning", w.Code)
+	}
+	fs.warnings = cur
 }

@@ -15,8 +15,9 @@ import (
 //
 // One goroutine starts the polls as fetch slots free up, so a pass over
 // thousands of feeds does not wake thousands of waiters per finished poll.
-// With a BatchOwner and a BatchHandler, the leases and validators of the
-// whole pass are loaded first, in one call each.
+// With a BatchOwner, a BatchHandler and a BatchStateHandler, the leases,
+// validators and poll states of the whole pass are loaded first, in one
+// call each.
 func (p *Poller) PollAll(ctx context.Context) []PollResult {
 	p.mu.Lock()
 	var targets []*feedState
@@ -35,6 +36,7 @@ func (p *Poller) PollAll(ctx context.Context) []PollResult {
 		owned = slices.DeleteFunc(slices.Clone(targets), func(fs *feedState) bool { return notOwned[fs.cfg.ID] })
 	}
 	p.loadValidators(ctx, owned)
+	deferred := p.loadStates(ctx, owned)
 
 	// Feeds still to start, by host, so that a host at its limit is
 	// passed over at once rather than feed by feed.
@@ -50,6 +52,11 @@ func (p *Poller) PollAll(ctx context.Context) []PollResult {
 		if notOwned[fs.cfg.ID] {
 			p.finishNotOwnedLocked(fs, fs.epoch)
 			results[i] = PollResult{FeedID: fs.cfg.ID, Skipped: true}
+			continue
+		}
+		if r, ok := deferred[fs]; ok {
+			// Its stored state says not now (gone, or a server's wait).
+			results[i] = r
 			continue
 		}
 		if _, ok := queues[fs.host]; !ok {

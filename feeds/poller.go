@@ -123,6 +123,8 @@ type FeedStatus struct {
 	NextPoll time.Time
 	// Failures counts consecutive failed polls.
 	Failures int
+	// Warnings are the feed-level warnings in force, by code.
+	Warnings []Warning
 	// ItemsHandled counts items in the documents Handle accepted since start.
 	ItemsHandled int64
 }
@@ -157,7 +159,9 @@ type Poller struct {
 	grace    time.Duration
 	maxConc  int
 	perHost  int
-	running  atomic.Bool
+	// follow polls a moved feed at its new URL (http.follow_permanent_redirects).
+	follow  bool
+	running atomic.Bool
 
 	// wake nudges Run's loop after Update or a finished poll.
 	wake chan struct{}
@@ -182,6 +186,14 @@ type feedState struct {
 
 	validators      Validators
 	validatorsKnown bool // false: ask the handler before the next poll
+	// stateKnown is false until the stored poll state was read (see
+	// StateHandler); saved is the state last read or written.
+	stateKnown bool
+	saved      PollState
+	// docWarnings are the warnings of the last document handled;
+	// warnings those in force (docWarnings and moved), as last logged.
+	docWarnings []Warning
+	warnings    []Warning
 	// freshURL: the URL changed, so the store's validators belong to the old
 	// URL; poll without any until Handle succeeded once.
 	freshURL bool
@@ -237,6 +249,7 @@ func NewPoller(o PollerOptions) (*Poller, error) {
 		grace:    o.Grace,
 		maxConc:  o.HTTP.MaxConcurrency,
 		perHost:  o.HTTP.PerHostConcurrency,
+		follow:   o.HTTP.FollowPermanentRedirects == nil || *o.HTTP.FollowPermanentRedirects,
 		wake:     make(chan struct{}, 1),
 		feeds:    make(map[string]*feedState),
 		rnd:      o.Rand,
@@ -315,6 +328,8 @@ func (p *Poller) Update(feeds []config.Feed) {
 			fs.host = hostOf(c.URL)
 			fs.validators, fs.validatorsKnown, fs.freshURL = Validators{}, true, true
 			fs.failures, fs.outcome, fs.movedTo, fs.notOwned, fs.ttl = 0, Outcome{}, "", false, 0
+			// The stored state is the old URL's: it is ignored, then replaced.
+			fs.docWarnings = nil
 		}
 		if reschedule {
 			if urlChanged || fs.lastPoll.IsZero() {
@@ -383,6 +398,7 @@ func (p *Poller) Snapshot() []FeedStatus {
 			LastResult:   fs.lastClass,
 			LastError:    fs.lastErr,
 			Failures:     fs.failures,
+			Warnings:     slices.Clone(fs.currentWarningsLocked()),
 			ItemsHandled: fs.items,
 		}
 		if fs.movedTo != "" {
@@ -494,13 +510,17 @@ type job struct {
 	epoch      uint64
 	validators Validators
 	known      bool
+	// url is what is fetched: the config's, or where the feed moved to.
+	url        string
+	stateKnown bool
 }
 
 func (p *Poller) startLocked(fs *feedState) job {
 	fs.inFlight = true
 	p.inFlight++
 	p.hosts[fs.host]++
-	return job{fs: fs, cfg: fs.cfg, host: fs.host, epoch: fs.epoch, validators: fs.validators, known: fs.validatorsKnown}
+	return job{fs: fs, cfg: fs.cfg, host: fs.host, epoch: fs.epoch, validators: fs.validators, known: fs.validatorsKnown,
+		url: p.fetchURLLocked(fs), stateKnown: fs.stateKnown}
 }
 
 // tryStartLocked starts a poll of fs if it is idle and the limits allow.

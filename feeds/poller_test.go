@@ -832,8 +832,8 @@ func TestPollerMovedAndRateLimited(t *testing.T) {
 		t.Errorf("feeds_moved = %v", got)
 	}
 	logs := p.logs.String()
-	if !strings.Contains(logs, "level=INFO msg=\"feed moved permanently") || !strings.Contains(logs, "moved_to="+srv.URL+"/new") {
-		t.Errorf("permanent redirect not logged at info:\n%s", logs)
+	if !strings.Contains(logs, "level=WARN msg=\"feed warning\" feed=moved warning=moved") || !strings.Contains(logs, "moved permanently to "+srv.URL+"/new") {
+		t.Errorf("permanent redirect not logged as a feed warning:\n%s", logs)
 	}
 
 	st = p.status(t, "limited")

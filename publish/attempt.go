@@ -166,6 +166,9 @@ func (p *Publisher) settle(hard context.Context, log *slog.Logger, j job, s dedu
 			return res[0].Err
 		})
 		if err == nil {
+			if held && settledChanges(s.Kind) {
+				p.statsChanged()
+			}
 			if !held && s.Kind != dedupe.Release {
 				// The store kept at most the content id: the item's state
 				// belongs to whoever claims it next, and a pending mark

@@ -64,6 +64,7 @@ func (p *Publisher) RetryDeadLetter(ctx context.Context, id string) error {
 		return fmt.Errorf("retry dead letter %s: %w", id, ErrNotFound)
 	}
 	p.wake()
+	p.statsChanged()
 	return nil
 }
 
@@ -79,6 +80,7 @@ func (p *Publisher) RetryDeadLetters(ctx context.Context) (int, error) {
 	}
 	if n > 0 {
 		p.wake()
+		p.statsChanged()
 	}
 	return n, nil
 }

@@ -177,6 +177,8 @@ type Publisher struct {
 
 	statsMu   sync.Mutex
 	lastStats time.Time
+	// statsPending: a refresh of the gauges is scheduled (statsChanged).
+	statsPending bool
 
 	// unread sums up the answers the client could not read.
 	unread unreadables
@@ -461,6 +463,7 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 	p.observeAccepted(feedID, kept, dropped, d, act, out[:len(out)-len(repostChanges)], plan)
 	if c.New+c.Updated+c.RepostUpdates > 0 {
 		p.wake()
+		p.statsChanged()
 	}
 	return c, nil
 }

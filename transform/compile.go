@@ -442,6 +442,7 @@ type needPaths struct {
 	quantity        []extPath
 	byDate          []extPath
 	defaultQuantity *int
+	defaultByDays   *int
 }
 
 func (c *compiler) needPaths(f *config.NeedFields, mayNeed bool) needPaths {
@@ -452,9 +453,13 @@ func (c *compiler) needPaths(f *config.NeedFields, mayNeed bool) needPaths {
 		quantity:        c.paths("need.quantity", f.Quantity),
 		byDate:          c.paths("need.by_date", f.ByDate),
 		defaultQuantity: f.DefaultQuantity,
+		defaultByDays:   f.DefaultByDays,
 	}
 	if f.DefaultQuantity != nil && *f.DefaultQuantity < 0 {
 		c.add("need.default_quantity", fmt.Errorf("must not be negative, got %d", *f.DefaultQuantity))
+	}
+	if f.DefaultByDays != nil && *f.DefaultByDays < 0 {
+		c.add("need.default_by_days", fmt.Errorf("must not be negative, got %d", *f.DefaultByDays))
 	}
 	// Every need item would be skipped: say so now rather than at each poll.
 	if mayNeed && len(out.quantity) == 0 && f.DefaultQuantity == nil {

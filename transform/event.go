@@ -71,9 +71,11 @@ func (m *Mapping) eventFields(item *gofeed.Item, base *url.URL, zones map[string
 }
 
 // needFields reads a Need's quantity and by-date. A Need must have a
-// quantity (from need.quantity, else need.default_quantity); when
-// need.by_date is set, the item must have that date too.
-func (m *Mapping) needFields(item *gofeed.Item) (*Need, string) {
+// quantity (from need.quantity, else need.default_quantity). The by-date is
+// optional, as in the API: an item without one gets need.default_by_days
+// after its publication date (published, a date computed from the item and
+// so stable across polls) or none.
+func (m *Mapping) needFields(item *gofeed.Item, published time.Time) (*Need, string) {
 	p := m.need
 	n := &Need{}
 	if raw, path := firstValue(item, p.quantity); raw != "" {
@@ -88,15 +90,16 @@ func (m *Mapping) needFields(item *gofeed.Item) (*Need, string) {
 		return nil, "no need quantity: nothing at " + pathList(p.quantity) + " and no default_quantity"
 	}
 	if len(p.byDate) > 0 {
-		raw, path := firstValue(item, p.byDate)
-		if raw == "" {
-			return nil, "no need by-date: nothing at " + pathList(p.byDate)
+		if raw, path := firstValue(item, p.byDate); raw != "" {
+			t, _, ok := parseDate(raw, time.UTC)
+			if !ok {
+				return nil, fmt.Sprintf("bad need by-date: %q at %s is not a date", clip(raw), path)
+			}
+			n.ByDate = t
 		}
-		t, _, ok := parseDate(raw, time.UTC)
-		if !ok {
-			return nil, fmt.Sprintf("bad need by-date: %q at %s is not a date", clip(raw), path)
-		}
-		n.ByDate = t
+	}
+	if n.ByDate.IsZero() && p.defaultByDays != nil && !published.IsZero() {
+		n.ByDate = published.UTC().AddDate(0, 0, *p.defaultByDays)
 	}
 	return n, ""
 }

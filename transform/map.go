@@ -287,7 +287,7 @@ func (m *Mapping) mapItem(r *Result, feed *gofeed.Feed, item *gofeed.Item, id, l
 		}
 		p.Event = ev
 	case TypeNeed:
-		n, skip := m.needFields(item)
+		n, skip := m.needFields(item, p.PublishDate)
 		if skip != "" {
 			r.Skip = skip
 			return

@@ -549,6 +549,10 @@ func TestNeeds(t *testing.T) {
 		c.Type = "need"
 		c.Need = &config.NeedFields{Quantity: "g:quantity", ByDate: "g:by"}
 	})
+	byDays := mustCompile(t, "f", func(c *config.Mapping) {
+		c.Type = "need"
+		c.Need = &config.NeedFields{Quantity: "g:quantity", ByDate: "g:by", DefaultByDays: ptr(14)}
+	})
 	tests := []struct {
 		name string
 		m    *Mapping
@@ -561,7 +565,11 @@ func TestNeeds(t *testing.T) {
 		{"bad quantity", withDefault, `<item><title>a</title><g:quantity>many</g:quantity></item>`, nil, `bad need quantity: "many" at g:quantity is not a number`},
 		{"quantity and by-date", strict, `<item><title>a</title><g:quantity>3</g:quantity><g:by>2024-06-30</g:by></item>`, &Need{Quantity: ptr(3), ByDate: time.Date(2024, 6, 30, 0, 0, 0, 0, time.UTC)}, ""},
 		{"missing quantity", strict, `<item><title>a</title><g:by>2024-06-30</g:by></item>`, nil, "no need quantity: nothing at g:quantity and no default_quantity"},
-		{"missing by-date", strict, `<item><title>a</title><g:quantity>3</g:quantity></item>`, nil, "no need by-date: nothing at g:by"},
+		// The API does not require a by-date: the Need is published without one.
+		{"missing by-date", strict, `<item><title>a</title><g:quantity>3</g:quantity></item>`, &Need{Quantity: ptr(3)}, ""},
+		{"missing by-date, default days", byDays, `<item><title>a</title><pubDate>Mon, 03 Jun 2024 10:00:00 GMT</pubDate><g:quantity>3</g:quantity></item>`, &Need{Quantity: ptr(3), ByDate: time.Date(2024, 6, 17, 10, 0, 0, 0, time.UTC)}, ""},
+		{"by-date wins over default days", byDays, `<item><title>a</title><pubDate>Mon, 03 Jun 2024 10:00:00 GMT</pubDate><g:quantity>3</g:quantity><g:by>2024-06-30</g:by></item>`, &Need{Quantity: ptr(3), ByDate: time.Date(2024, 6, 30, 0, 0, 0, 0, time.UTC)}, ""},
+		{"bad by-date", strict, `<item><title>a</title><g:quantity>3</g:quantity><g:by>soon</g:by></item>`, nil, `bad need by-date: "soon" at g:by is not a date`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

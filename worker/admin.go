@@ -176,7 +176,7 @@ code{font-size:12px}
 <td class="{{if .Healthy}}ok{{else}}err{{end}}">{{.LastResult}}{{if gt .Failures 0}} ({{.Failures}} failures){{end}}</td>
 <td>{{ago .NextPoll}}</td>
 <td>{{.Published}}</td>
-<td class="err">{{.LastError}}</td>
+<td class="err">{{.LastError}}{{range .Warnings}}<div class="warning" data-warning="{{.Code}}">warning: {{.Message}}</div>{{end}}</td>
 </tr>{{end}}
 </tbody></table>
 <h2>Dead letters</h2>

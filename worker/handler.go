@@ -115,11 +115,11 @@ func (w *Worker) mapFeed(ctx context.Context, feed config.Feed, res *feeds.Resul
 	w.fetchOGImages(ctx, feed.ID, results, needOG)
 	w.hist.mapped(feed.ID, res.Feed, results)
 	var filtered, failed int
-	warned := map[string]bool{}
 	for _, r := range results {
-		if r.Warning != "" && !warned[r.Warning] {
-			warned[r.Warning] = true
-			w.log.Warn("feed problem", "feed", feed.ID, "warning", r.Warning)
+		// The poller logs a feed warning when it appears and when it
+		// clears, not at every poll.
+		if r.Warning != "" && len(res.Warnings) == 0 {
+			res.Warnings = append(res.Warnings, feeds.Warning{Code: feeds.WarnMapping, Message: r.Warning})
 		}
 		switch {
 		case r.Err != nil:

@@ -294,6 +294,7 @@ func (w *Worker) admin() *Admin {
 				return err
 			}},
 			{Name: "api", Run: w.apiCheck()},
+			{Name: "api writes", Run: w.writes.check},
 		},
 	}
 	a.Extra = map[string]http.Handler{}

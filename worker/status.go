@@ -3,6 +3,7 @@ package worker
 import (
 	"time"
 
+	"github.com/feedworker/feedworker/feeds"
 	"github.com/feedworker/feedworker/history"
 )
 
@@ -54,6 +55,9 @@ type FeedStatus struct {
 	Failures   int        `json:"failures"`
 	Published  int64      `json:"published"`
 	LastError  string     `json:"last_error,omitempty"`
+	// Warnings are the feed-level warnings in force (moved, GUID reuse,
+	// document cut short, charset guessed, …).
+	Warnings []feeds.Warning `json:"warnings,omitempty"`
 	// RecentPolls are the feed's last polls from the history, oldest first.
 	RecentPolls []history.Poll `json:"recent_polls,omitempty"`
 }

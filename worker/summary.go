@@ -139,7 +139,7 @@ func (w *Worker) Status(ctx context.Context) (*Status, error) {
 	for _, f := range w.poller.Snapshot() {
 		row := FeedStatus{
 			ID: f.ID, URL: f.URL, MovedTo: f.MovedTo, Enabled: f.Enabled, Gone: f.Gone,
-			LastResult: f.LastResult, Failures: f.Failures, LastError: f.LastError,
+			LastResult: f.LastResult, Failures: f.Failures, LastError: f.LastError, Warnings: f.Warnings,
 			Published: published[f.ID],
 		}
 		if f.NotOwned {

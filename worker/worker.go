@@ -89,6 +89,8 @@ type Worker struct {
 	hist       *recorder  // the console's history
 	api        *apiWindow // the API's last hour, for the console
 	console    *consoleState
+	// writes are the latest writes to the API, for /readyz.
+	writes *writeWindow
 
 	closers []func() error
 }
@@ -299,9 +301,11 @@ func configuredFeeds(cfg *config.Config) []string {
 // config asks for it.
 func (w *Worker) openAPI(ctx context.Context) error {
 	w.api = newAPIWindow()
+	w.writes = newWriteWindow()
 	hook := func(ctx context.Context, info acs.RequestInfo) {
 		w.metrics.apiHook(ctx, info)
 		w.api.observe(info)
+		w.writes.observe(info)
 	}
 	o := APIOptions{Logger: w.log, Hook: hook, SandboxData: w.cfg.API.SandboxData,
 		// Delivery is retried in one place, by the publisher, per item
