@@ -41,7 +41,7 @@ type heldItem struct {
 // FloodMax of them are dated before the newest item already seen, and
 // remembers the newest date seen. It returns how many it held. It costs a
 // note read and a note write on polls with something new only.
-func (p *Publisher) floodGuard(ctx context.Context, feedID string, kept []*transform.Payload, d dedupe.Diff, act []dedupe.Action, o FeedOptions) (int, error) {
+func (p *Publisher) floodGuard(ctx context.Context, feedID string, kept []*transform.Payload, d dedupe.Diff, act []dedupe.Action, plan *repostPlan, o FeedOptions) (int, error) {
 	if o.ICal != nil || o.Reposts.FloodMax <= 0 || !o.BackfillSince.IsZero() {
 		return 0, nil
 	}
@@ -71,7 +71,8 @@ func (p *Publisher) floodGuard(ctx context.Context, feedID string, kept []*trans
 	}
 	var older []int
 	for i, pl := range kept {
-		if act[i] == dedupe.ActionPublish && d.Status[i] == dedupe.StatusNew && !pl.PublishDate.IsZero() && pl.PublishDate.Before(seenNewest) {
+		// A merge job posts nothing: a repost of another feed's item.
+		if act[i] == dedupe.ActionPublish && d.Status[i] == dedupe.StatusNew && !pl.PublishDate.IsZero() && pl.PublishDate.Before(seenNewest) && plan.mergeOf(i) == nil {
 			older = append(older, i)
 		}
 	}

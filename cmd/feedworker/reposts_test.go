@@ -75,6 +75,8 @@ type repostEnv struct {
 	dir      string
 	storeYML string
 	requests int // sandbox requests seen before the current pass
+	// feedYAML is more configuration of one feed (by id), for every pass.
+	feedYAML map[string]string
 }
 
 func newRepostEnv(t *testing.T, onRedis bool) *repostEnv {
@@ -121,7 +123,7 @@ func (e *repostEnv) pass(extraFeedYAML string, feeds map[string][]story) (posts,
 		if err := os.WriteFile(path, []byte(rssOf(items)), 0o600); err != nil {
 			e.t.Fatal(err)
 		}
-		fmt.Fprintf(&fy, "  - id: %s\n    url: file://%s\n    initial_items: 10\n%s", id, path, extraFeedYAML)
+		fmt.Fprintf(&fy, "  - id: %s\n    url: file://%s\n    initial_items: 10\n%s%s", id, path, extraFeedYAML, e.feedYAML[id])
 	}
 	cfg := writeFile(e.t, e.dir, "c.yaml", e.storeYML+"feeds:\n"+fy.String())
 	if code, _, errOut := runCLI(e.t, "once", "--config", cfg, "--log-level", "warn"); code != 0 {
