@@ -26,7 +26,7 @@ import (
 // be posted that matching left unmatched, and turns those that lose to
 // another feed's item into merge jobs.
 func (p *Publisher) reserveAcross(ctx context.Context, ai dedupe.AliasIndex, feedID string, kept []*transform.Payload, status []dedupe.Status, act []dedupe.Action, plan *repostPlan, o RepostOptions, now time.Time) error {
-	if !o.URL || !o.AcrossFeeds {
+	if !o.URL || !o.AcrossFeeds || act == nil { // act nil: a preview, which writes nothing
 		return nil
 	}
 	var as []dedupe.Alias

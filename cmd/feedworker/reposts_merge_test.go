@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"strings"
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/feedworker/feedworker/worker"
 )
 
 // categoriesOf returns each content's category ids, by external id.
@@ -160,3 +165,126 @@ func TestRepostRaceOnePass(t *testing.T) {
 	}
 }
 
+
+// heldOnStatus is what a worker of cfg shows of held items: the status's
+// rows and the feedworker_items_held gauge, by feed.
+func heldOnStatus(t *testing.T, cfg string) ([]worker.HeldFeed, map[string]float64) {
+	t.Helper()
+	ctx := context.Background()
+	fs := newFlags("status", io.Discard)
+	c := commonFlags(fs)
+	if err := fs.Parse([]string{"--config", cfg, "--log-level", "error"}); err != nil {
+		t.Fatal(err)
+	}
+	w, _, err := c.worker(ctx, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	st, err := w.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gauge := map[string]float64{}
+	mfs, err := w.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "feedworker_items_held" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "feed" {
+					gauge[l.GetValue()] = m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	return st.Held, gauge
+}
+
+// checkHeld asserts the status and the gauge show n items held by feed a
+// (none when n is 0), with the release command to run.
+func checkHeld(t *testing.T, cfg string, n int) {
+	t.Helper()
+	held, gauge := heldOnStatus(t, cfg)
+	if n == 0 {
+		if len(held) != 0 || len(gauge) != 0 {
+			t.Errorf("nothing held, but the status shows %+v and the gauge %v", held, gauge)
+		}
+		return
+	}
+	if len(held) != 1 || held[0].FeedID != "a" || held[0].Count != n || held[0].Since == nil ||
+		!strings.Contains(held[0].Release, "feedworker release") || !strings.Contains(held[0].Release, "--feed a") {
+		t.Errorf("status shows held %+v, want %d items of feed a, since when, and the release command", held, n)
+	}
+	if gauge["a"] != float64(n) || len(gauge) != 1 {
+		t.Errorf("feedworker_items_held = %v, want a=%d", gauge, n)
+	}
+}
+
+// TestPreviewShowsReposts: preview names, per item, the known item it
+// would be taken for and by which matcher, and writes nothing: a pass
+// after it still finds the same.
+func TestPreviewShowsReposts(t *testing.T) {
+	t.Parallel()
+	for _, store := range []string{"bolt", "redis"} {
+		t.Run(store, func(t *testing.T) {
+			t.Parallel()
+			e := newRepostEnv(t, store == "redis")
+			base := townNews()
+			e.pass("", map[string][]story{"a": base})
+			moved := mapStories(base, func(_ int, s story) story {
+				s.guid, s.link = strings.Replace(s.guid, "http:", "https:", 1), strings.Replace(s.link, "http:", "https:", 1)
+				return s
+			})
+			fresh := story{guid: "n-9", link: "https://town.example/fresh/", title: "A fresh story", body: body(9), day: 9}
+			cfg := e.write("", map[string][]story{"a": append(moved, fresh), "b": base})
+			code, out, errOut := runCLI(t, "preview", "--config", cfg)
+			if code != 0 {
+				t.Fatalf("preview: exit %d: %s", code, errOut)
+			}
+			var got []struct {
+				Feed  string `json:"feed"`
+				Items []struct {
+					ExternalID string `json:"external_id"`
+					Repost     *struct {
+						MatchedBy string `json:"matched_by"`
+						Of        string `json:"of"`
+						ContentID int64  `json:"content_id"`
+						Reason    string `json:"reason"`
+					} `json:"repost"`
+				} `json:"items"`
+			}
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatalf("preview output: %v\n%s", err, out)
+			}
+			by := map[string]map[string]int{}
+			for _, f := range got {
+				by[f.Feed] = map[string]int{}
+				for _, it := range f.Items {
+					switch r := it.Repost; {
+					case r == nil:
+						by[f.Feed]["posted"]++
+					case r.ContentID == 0 || !strings.HasPrefix(r.Of, "a/") || !strings.Contains(r.Reason, "repost of content"):
+						t.Errorf("feed %s item %s: repost %+v names no content of feed a", f.Feed, it.ExternalID, r)
+					default:
+						by[f.Feed][r.MatchedBy]++
+					}
+				}
+			}
+			if a := by["a"]; a["url"] != 3 || a["posted"] != 1 {
+				t.Errorf("feed a (moved to https, one fresh story): %v, want 3 by url and 1 posted", a)
+			}
+			if b := by["b"]; b["across_feeds"] != 3 || b["posted"] != 0 {
+				t.Errorf("feed b (the same stories): %v, want 3 across feeds", b)
+			}
+			// Preview wrote nothing: the pass does what preview said.
+			if posts, puts := e.pass("", map[string][]story{"a": append(moved, fresh), "b": base}); posts != 1 || puts != 3 {
+				t.Errorf("the pass after preview: %d POSTs, %d PUTs, want 1 and 3", posts, puts)
+			}
+		})
+	}
+}
