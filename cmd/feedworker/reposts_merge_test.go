@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"strings"
 	"fmt"
+	"io"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/feedworker/feedworker/worker"
@@ -164,7 +164,6 @@ func TestRepostRaceOnePass(t *testing.T) {
 		})
 	}
 }
-
 
 // heldOnStatus is what a worker of cfg shows of held items: the status's
 // rows and the feedworker_items_held gauge, by feed.
