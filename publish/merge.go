@@ -179,7 +179,10 @@ func (p *Publisher) merge(ctx context.Context, log *slog.Logger, j job, env *env
 	var trec dedupe.Record
 	var ok bool
 	err = p.storeOp(ctx, "record", func(ctx context.Context) (err error) {
-		trec, ok, err = p.store.Record(ctx, target)
+		if trec, ok, err = p.store.Record(ctx, target); err != nil {
+			return err
+		}
+		target, trec, ok, err = p.resolveTarget(ctx, target, trec, ok)
 		return err
 	})
 	wait := result{s: release(j, time.Now().Add(mergePoll)), outcome: outcomeWaiting, typ: pl.Type}

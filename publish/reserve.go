@@ -93,8 +93,12 @@ func (p *Publisher) reserveAcross(ctx context.Context, ai dedupe.AliasIndex, fee
 		}
 		var rec dedupe.Record
 		var ok bool
+		target := vi.other.Target
 		err := p.storeOp(ctx, "record", func(ctx context.Context) (err error) {
-			rec, ok, err = p.store.Record(ctx, vi.other.Target)
+			if rec, ok, err = p.store.Record(ctx, target); err != nil {
+				return err
+			}
+			target, rec, ok, err = p.resolveTarget(ctx, target, rec, ok)
 			return err
 		})
 		if err != nil {
@@ -105,10 +109,36 @@ func (p *Publisher) reserveAcross(ctx context.Context, ai dedupe.AliasIndex, fee
 		if ok && (rec.Type != kept[i].Type || rec.State != dedupe.StateActive) {
 			continue
 		}
-		plan.matches[i] = repostMatch{by: MatchAcross, target: vi.other.Target, rec: rec,
-			merge: &mergeInto{Target: vi.other.Target.String(), Categories: o.MergeCategories}}
+		plan.matches[i] = repostMatch{by: MatchAcross, target: target, rec: rec,
+			merge: &mergeInto{Target: target.String(), Categories: o.MergeCategories}}
 	}
 	return nil
+}
+
+// maxRepostHops bounds how far resolveTarget follows reposts of reposts.
+const maxRepostHops = 3
+
+// resolveTarget follows a target that is itself a repost of another
+// item (recorded as seen only, with an identity alias in its feed: the
+// holder of a fingerprint that lost another of its fingerprints to a
+// third feed, say) to the item it is a repost of. A seen-only item with
+// no such alias (first sight, not published) is returned as it is.
+func (p *Publisher) resolveTarget(ctx context.Context, k dedupe.Key, rec dedupe.Record, ok bool) (dedupe.Key, dedupe.Record, bool, error) {
+	ai, isAI := p.store.(dedupe.AliasIndex)
+	for hop := 0; isAI && ok && rec.State == dedupe.StateSeenOnly && hop < maxRepostHops; hop++ {
+		hits, err := ai.LookupAliases(ctx, []dedupe.AliasFP{{FeedID: k.FeedID, FP: identityFP(k.ExternalID)}}, time.Now())
+		if err != nil {
+			return k, rec, ok, err
+		}
+		if !hits[0].Found || hits[0].Target == k {
+			break
+		}
+		k = hits[0].Target
+		if rec, ok, err = p.store.Record(ctx, k); err != nil {
+			return k, rec, ok, err
+		}
+	}
+	return k, rec, ok, nil
 }
 
 // earlier reports whether a reservation made at ta by ka precedes one made

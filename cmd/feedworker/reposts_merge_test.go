@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -69,6 +70,10 @@ func TestRepostMergesCategories(t *testing.T) {
 				if len(ids) != 2 {
 					t.Errorf("content %s has categories %v, want News and Sport", ext, ids)
 				}
+			}
+			code, out, errOut := runCLI(t, "explain", "--config", filepath.Join(e.dir, "c.yaml"), "--feed", "b")
+			if code != 0 || !strings.Contains(out, "its categories were added to it by a PUT") {
+				t.Errorf("explain --feed b does not tell the merge: exit %d\n%s%s", code, out, errOut)
 			}
 			if posts, puts := e.pass("", map[string][]story{"a": base, "b": proxied}); posts != 0 || puts != 0 {
 				t.Errorf("a restart: %d POSTs, %d PUTs, want none", posts, puts)
