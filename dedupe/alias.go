@@ -15,8 +15,9 @@ import (
 //
 // On Redis an alias of one feed is a string in the feed's partition,
 // P{T}f:F:a:FP -> "F/E|type|extra", and an alias across feeds a string in
-// the partition the fingerprint itself hashes to, P{T'}x:FP, which the
-// first item to claim it keeps. Every command touches one key, so nothing
+// the partition the fingerprint itself hashes to, P{T'}x:FP ->
+// "F/E|type|extra|since ms", which the first item to claim it keeps
+// (ReserveAliases, before that item is posted; since is when it did). Every command touches one key, so nothing
 // is CROSSSLOT on a Cluster, and a look-up is one pipeline whatever the
 // number of fingerprints (a ClusterClient splits it per node). Aliases
 // expire by TTL: the store's retention unless the alias asks for less (text
