@@ -43,8 +43,13 @@ type mergeInto struct {
 const mergeTargetWait = time.Minute
 
 // mergePoll is how soon a merge job whose target is still queued looks
-// again.
-const mergePoll = time.Second
+// again at first; it looks less often the longer it waits (a tenth of
+// the wait so far, at most mergePollMax), so that a target in a long
+// retry costs little.
+const (
+	mergePoll    = time.Second
+	mergePollMax = time.Minute
+)
 
 // Outcomes of a merge job (publish_requests_total counts "merged", a PUT).
 const (
@@ -185,7 +190,8 @@ func (p *Publisher) merge(ctx context.Context, log *slog.Logger, j job, env *env
 		target, trec, ok, err = p.resolveTarget(ctx, target, trec, ok)
 		return err
 	})
-	wait := result{s: release(j, time.Now().Add(mergePoll)), outcome: outcomeWaiting, typ: pl.Type}
+	poll := min(max(time.Since(j.Enqueued)/10, mergePoll), mergePollMax)
+	wait := result{s: release(j, time.Now().Add(poll)), outcome: outcomeWaiting, typ: pl.Type}
 	switch {
 	case err != nil:
 		wait.err = fmt.Errorf("read the record of %s: %w", target, err)
