@@ -292,3 +292,37 @@ func TestPreviewShowsReposts(t *testing.T) {
 		})
 	}
 }
+
+// TestRepostOfRefusedPosts: when the first feed's copy is refused for good
+// (a category id the API does not have), the second feed's copy of the
+// same stories is posted: a refused copy never hides another feed's,
+// whichever feed reserved the stories first in the pass.
+func TestRepostOfRefusedPosts(t *testing.T) {
+	t.Parallel()
+	for _, store := range []string{"bolt", "redis"} {
+		t.Run(store, func(t *testing.T) {
+			t.Parallel()
+			for run := range 4 {
+				e := newRepostEnv(t, store == "redis")
+				e.feedYAML = map[string]string{"a": "    category_ids: [999]\n"}
+				base := townNews()
+				e.pass("", map[string][]story{"a": base, "b": base})
+				byExt := map[string]int{}
+				for _, it := range e.sb.AllContent() {
+					byExt[it.ExternalID]++
+				}
+				if len(byExt) != 3 {
+					t.Errorf("run %d: the API holds %v, want feed b's 3 stories once each", run, byExt)
+				}
+				for ext, n := range byExt {
+					if n != 1 {
+						t.Errorf("run %d: story %s is on the API %d times", run, ext, n)
+					}
+				}
+				if posts, _ := e.pass("", map[string][]story{"a": base, "b": base}); posts != 0 {
+					t.Errorf("run %d: a restart made %d POSTs", run, posts)
+				}
+			}
+		})
+	}
+}
