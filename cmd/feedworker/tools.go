@@ -108,7 +108,11 @@ func cmdPreview(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		// The body shown is the one publishing sends: with full_text, the
 		// article's extracted content.
 		worker.FillFullText(ctx, articles, logger, f.ID, m.FullTextSelector(), results)
-		reposts := previewReposts(ctx, st, f, results, stderr)
+		rst := st
+		if res.Calendar != nil {
+			rst = nil // occurrences are never matched as reposts
+		}
+		reposts := previewReposts(ctx, rst, f, results, stderr)
 		for ri, r := range results {
 			it := item{Skip: r.Skip}
 			if r.Err != nil {
