@@ -3,6 +3,7 @@ package dedupe
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -14,8 +15,9 @@ import (
 //
 // On Redis an alias of one feed is a string in the feed's partition,
 // P{T}f:F:a:FP -> "F/E|type|extra", and an alias across feeds a string in
-// the partition the fingerprint itself hashes to, P{T'}x:FP, which the
-// first item to claim it keeps. Every command touches one key, so nothing
+// the partition the fingerprint itself hashes to, P{T'}x:FP ->
+// "F/E|type|extra|since ms", which the first item to claim it keeps
+// (ReserveAliases, before that item is posted; since is when it did). Every command touches one key, so nothing
 // is CROSSSLOT on a Cluster, and a look-up is one pipeline whatever the
 // number of fingerprints (a ClusterClient splits it per node). Aliases
 // expire by TTL: the store's retention unless the alias asks for less (text
@@ -36,6 +38,13 @@ type AliasIndex interface {
 	// feeds (empty FeedID) keeps its first target and only has its TTL
 	// renewed by a put for the same target.
 	PutAliases(ctx context.Context, aliases []Alias, now time.Time) error
+	// ReserveAliases claims aliases across feeds (every FeedID empty) for
+	// their targets, each in one atomic step: an alias nobody holds is
+	// set, with Since now; one its target holds is renewed, keeping its
+	// Since; one another target holds is left alone. It returns the holder
+	// of each alias after the call, in order, so that two feeds posting
+	// one story at once learn which of them holds which fingerprint.
+	ReserveAliases(ctx context.Context, aliases []Alias, now time.Time) ([]Alias, error)
 }
 
 // AliasFP names one fingerprint.
@@ -59,7 +68,12 @@ type Alias struct {
 	Extra string
 	// TTL is how long the alias lives (zero: the store's retention).
 	TTL time.Duration
-	// Found is set by LookupAliases.
+	// Since is when an alias across feeds was first held by its target
+	// (set by the store on ReserveAliases, kept by renewals; zero for an
+	// alias put without a reservation). Ties between two feeds that
+	// reserve one story at once are decided by it.
+	Since time.Time
+	// Found is set by LookupAliases and ReserveAliases.
 	Found bool
 }
 
@@ -88,17 +102,38 @@ func checkAlias(a Alias) error {
 	return checkToken("alias data", a.Extra)
 }
 
-// aliasValue is the stored form: "feed/external id|type|extra".
+// aliasValue is the stored form: "feed/external id|type|extra", and for
+// an alias across feeds that was reserved "|since ms".
 func aliasValue(a Alias) string { return a.Target.String() + "|" + a.Type + "|" + a.Extra }
 
 func parseAliasValue(f AliasFP, s string) (Alias, error) {
-	parts := strings.SplitN(s, "|", 3)
-	if len(parts) != 3 {
+	parts := strings.SplitN(s, "|", 4)
+	if len(parts) < 3 {
 		return Alias{}, fmt.Errorf("alias %s: malformed value %q", f.FP, s)
 	}
 	k, err := ParseKey(parts[0])
 	if err != nil {
 		return Alias{}, fmt.Errorf("alias %s: %w", f.FP, err)
 	}
-	return Alias{AliasFP: f, Target: k, Type: parts[1], Extra: parts[2], Found: true}, nil
+	a := Alias{AliasFP: f, Target: k, Type: parts[1], Extra: parts[2], Found: true}
+	if len(parts) == 4 {
+		since, err := strconv.ParseInt(parts[3], 10, 64)
+		if err != nil {
+			return Alias{}, fmt.Errorf("alias %s: malformed time %q", f.FP, parts[3])
+		}
+		a.Since = fromMS(since)
+	}
+	return a, nil
+}
+
+func checkReserve(aliases []Alias) error {
+	for _, a := range aliases {
+		if err := checkAlias(a); err != nil {
+			return err
+		}
+		if a.FeedID != "" {
+			return fmt.Errorf("reserve alias %s of feed %q: %w: only aliases across feeds are reserved", a.FP, a.FeedID, ErrInvalid)
+		}
+	}
+	return nil
 }

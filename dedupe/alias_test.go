@@ -79,6 +79,41 @@ func testAliases(t *testing.T, open opener) {
 		t.Error("an alias with the retention expired with a short one")
 	}
 
+	// A reservation across feeds: the first target holds it, with the time
+	// of its reservation, which its renewals (reserve or put) keep.
+	resv := dedupe.AliasFP{FP: "u:example.com/reserved"}
+	reserve := func(at time.Time, as ...dedupe.Alias) []dedupe.Alias {
+		t.Helper()
+		out, err := ai.ReserveAliases(ctx, as, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out) != len(as) {
+			t.Fatalf("%d holders for %d reservations", len(out), len(as))
+		}
+		return out
+	}
+	first := time.UnixMilli(time.Now().UnixMilli())
+	later := first.Add(time.Minute)
+	ka, kb := dedupe.Key{FeedID: "a", ExternalID: "r1"}, dedupe.Key{FeedID: "b", ExternalID: "r2"}
+	if got := reserve(first, dedupe.Alias{AliasFP: resv, Target: ka, Type: "story", Extra: "title a"}); got[0].Target != ka || !got[0].Since.Equal(first) || got[0].Extra != "title a" {
+		t.Errorf("first reservation: %+v", got[0])
+	}
+	if got := reserve(later, dedupe.Alias{AliasFP: resv, Target: kb, Type: "story"}); got[0].Target != ka || !got[0].Since.Equal(first) || got[0].Extra != "title a" {
+		t.Errorf("another target's reservation: holder %+v, want a's since %v", got[0], first)
+	}
+	now = later
+	put(dedupe.Alias{AliasFP: resv, Target: ka, Type: "story", Extra: "title a2"})
+	if got := reserve(later, dedupe.Alias{AliasFP: resv, Target: ka, Type: "story", Extra: "title a3"}); got[0].Target != ka || !got[0].Since.Equal(first) {
+		t.Errorf("renewed reservation: %+v, want since %v kept", got[0], first)
+	}
+	if got := lookup(resv); !got[0].Found || got[0].Target != ka || !got[0].Since.Equal(first) {
+		t.Errorf("look-up of a reservation: %+v", got[0])
+	}
+	if _, err := ai.ReserveAliases(ctx, []dedupe.Alias{{AliasFP: feedA, Target: ka, Type: "story"}}, now); !errors.Is(err, dedupe.ErrInvalid) {
+		t.Errorf("reserving a feed's alias: %v, want ErrInvalid", err)
+	}
+
 	for _, bad := range []dedupe.AliasFP{{FeedID: "a", FP: ""}, {FeedID: "a", FP: "x|y"}, {FeedID: "a/b", FP: "x"}} {
 		if _, err := ai.LookupAliases(ctx, []dedupe.AliasFP{bad}, now); !errors.Is(err, dedupe.ErrInvalid) {
 			t.Errorf("look up %+v: %v, want ErrInvalid", bad, err)

@@ -101,43 +101,102 @@ func (b *Bolt) PutAliases(ctx context.Context, aliases []Alias, now time.Time) e
 		}
 		nowMS := ms(now)
 		for _, a := range aliases {
-			key := boltAliasKey(a.AliasFP)
-			if raw := bk.Get(key); raw != nil {
-				old, exp, err := boltAlias(a.AliasFP, raw)
-				if err != nil {
-					return err
-				}
-				if a.FeedID == "" && exp > nowMS && old.Target != a.Target {
-					continue // across feeds, the first target keeps it
-				}
-				if err := ex.Delete(aliasExpKey(exp, key)); err != nil {
-					return err
-				}
-			}
-			ttl := a.TTL
-			if ttl <= 0 {
-				ttl = b.retention
-			}
-			exp := nowMS + ttl.Milliseconds()
-			if err := bk.Put(key, []byte(aliasValue(a)+"|"+strconv.FormatInt(exp, 10))); err != nil {
-				return err
-			}
-			if err := ex.Put(aliasExpKey(exp, key), nil); err != nil {
+			if _, err := b.putAlias(bk, ex, a, false, nowMS); err != nil {
 				return err
 			}
 		}
-		c := ex.Cursor()
-		limit := binary.BigEndian.AppendUint64(nil, uint64(nowMS))
-		n := 0
-		for k, _ := c.First(); k != nil && n < aliasPurge && bytes.Compare(k[:8], limit) <= 0; k, _ = c.First() {
-			if err := bk.Delete(k[8:]); err != nil {
+		return purgeAliases(ex, bk, nowMS)
+	})
+}
+
+// ReserveAliases implements [AliasIndex] in one transaction.
+func (b *Bolt) ReserveAliases(ctx context.Context, aliases []Alias, now time.Time) ([]Alias, error) {
+	if err := checkReserve(aliases); err != nil {
+		return nil, err
+	}
+	out := make([]Alias, len(aliases))
+	if len(aliases) == 0 {
+		return out, nil
+	}
+	err := b.update(ctx, "reserve aliases", func(tx *bolt.Tx) error {
+		bk, err := tx.CreateBucketIfNotExists(bAliases)
+		if err != nil {
+			return err
+		}
+		ex, err := tx.CreateBucketIfNotExists(bAliasExp)
+		if err != nil {
+			return err
+		}
+		for i, a := range aliases {
+			if out[i], err = b.putAlias(bk, ex, a, true, ms(now)); err != nil {
 				return err
 			}
-			if err := ex.Delete(k); err != nil {
-				return err
-			}
-			n++
 		}
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// putAlias stores one alias as PutAliases (or, with reserve,
+// ReserveAliases) does, and returns the alias held afterwards.
+func (b *Bolt) putAlias(bk, ex *bolt.Bucket, a Alias, reserve bool, nowMS int64) (Alias, error) {
+	key := boltAliasKey(a.AliasFP)
+	var since int64
+	if reserve {
+		since = nowMS
+	}
+	if raw := bk.Get(key); raw != nil {
+		old, exp, err := boltAlias(a.AliasFP, raw)
+		if err != nil {
+			return Alias{}, err
+		}
+		if exp > nowMS {
+			if a.FeedID == "" && old.Target != a.Target {
+				return old, nil // across feeds, the first target keeps it
+			}
+			if a.FeedID == "" && !old.Since.IsZero() {
+				since = ms(old.Since)
+			}
+		}
+		if err := ex.Delete(aliasExpKey(exp, key)); err != nil {
+			return Alias{}, err
+		}
+	}
+	ttl := a.TTL
+	if ttl <= 0 {
+		ttl = b.retention
+	}
+	exp := nowMS + ttl.Milliseconds()
+	val := aliasValue(a)
+	if since != 0 {
+		val += "|" + strconv.FormatInt(since, 10)
+	}
+	if err := bk.Put(key, []byte(val+"|"+strconv.FormatInt(exp, 10))); err != nil {
+		return Alias{}, err
+	}
+	if err := ex.Put(aliasExpKey(exp, key), nil); err != nil {
+		return Alias{}, err
+	}
+	a.Since, a.Found = fromMS(since), true
+	return a, nil
+}
+
+// purgeAliases deletes a bounded number of expired aliases.
+func purgeAliases(ex, bk *bolt.Bucket, nowMS int64) error {
+	c := ex.Cursor()
+	limit := binary.BigEndian.AppendUint64(nil, uint64(nowMS))
+	n := 0
+	for k, _ := c.First(); k != nil && n < aliasPurge && bytes.Compare(k[:8], limit) <= 0; k, _ = c.First() {
+		if err := bk.Delete(k[8:]); err != nil {
+			return err
+		}
+		if err := ex.Delete(k); err != nil {
+			return err
+		}
+		n++
+	}
+	return nil
 }

@@ -290,6 +290,9 @@ func settleTx(tx *bolt.Tx, k Key, owner string, s Settlement, nowMS int64) (bool
 	case Removed:
 		r.PendingHash, r.State = "", StateRemoved
 		err = o.drop(member)
+	case Aliased:
+		r.PendingHash, r.State = "", StateSeenOnly
+		err = o.drop(member)
 	case Release:
 		if !s.Ambiguous {
 			r.PendingHash = ""

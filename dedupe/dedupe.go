@@ -476,6 +476,11 @@ const (
 	// pending mark the claim set is cleared unless Ambiguous: nothing was
 	// sent under this claim.
 	Release
+	// Aliased: the item is another item's story (package publish's match
+	// across feeds, settled once that item's content exists). The outbox
+	// entry is removed and the item recorded as seen only, without a
+	// content id of its own: its later changes are never sent.
+	Aliased
 )
 
 // String names the kind, as logs show it.
@@ -491,6 +496,8 @@ func (k SettleKind) String() string {
 		return "removed"
 	case Release:
 		return "release"
+	case Aliased:
+		return "aliased"
 	}
 	return fmt.Sprintf("SettleKind(%d)", int(k))
 }

@@ -303,6 +303,8 @@ func (s Settlement) kindName() (string, error) {
 		return "removed", nil
 	case Release:
 		return "release", nil
+	case Aliased:
+		return "aliased", nil
 	}
 	return "", fmt.Errorf("settle: %w: unknown kind %d", ErrInvalid, s.Kind)
 }

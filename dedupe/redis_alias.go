@@ -22,12 +22,31 @@ func (r *Redis) aliasKey(f AliasFP) string {
 }
 
 // putFirstScript sets an alias across feeds unless another target holds
-// it; the holder's put renews it. One key: Cluster-legal anywhere.
+// it; the holder's put renews it, keeping the time it was reserved. One
+// key: Cluster-legal anywhere.
 var putFirstScript = redis.NewScript(`
 local v = redis.call('GET', KEYS[1])
-if v and string.match(v, '^[^|]*') ~= ARGV[3] then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+local val = ARGV[1]
+if v then
+  if string.match(v, '^[^|]*') ~= ARGV[3] then return 0 end
+  local since = string.match(v, '^[^|]*|[^|]*|[^|]*|(%d+)$')
+  if since then val = val .. '|' .. since end
+end
+redis.call('SET', KEYS[1], val, 'PX', ARGV[2])
 return 1`)
+
+// reserveScript is putFirstScript that also stamps a new holder's time
+// (ARGV[4]) and answers the value held after the call.
+var reserveScript = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+local val = ARGV[1] .. '|' .. ARGV[4]
+if v then
+  if string.match(v, '^[^|]*') ~= ARGV[3] then return v end
+  local since = string.match(v, '^[^|]*|[^|]*|[^|]*|(%d+)$')
+  if since then val = ARGV[1] .. '|' .. since end
+end
+redis.call('SET', KEYS[1], val, 'PX', ARGV[2])
+return val`)
 
 // LookupAliases implements [AliasIndex] in one pipeline of GETs.
 func (r *Redis) LookupAliases(ctx context.Context, fps []AliasFP, _ time.Time) ([]Alias, error) {
@@ -91,4 +110,39 @@ func (r *Redis) PutAliases(ctx context.Context, aliases []Alias, _ time.Time) er
 		return fmt.Errorf("redis put aliases: %w", err)
 	}
 	return nil
+}
+
+// ReserveAliases implements [AliasIndex]: one script per fingerprint, each
+// on one key (Cluster-legal), in one pipeline.
+func (r *Redis) ReserveAliases(ctx context.Context, aliases []Alias, now time.Time) ([]Alias, error) {
+	if err := checkReserve(aliases); err != nil {
+		return nil, err
+	}
+	out := make([]Alias, len(aliases))
+	if len(aliases) == 0 {
+		return out, nil
+	}
+	pipe := r.c.Pipeline()
+	cmds := make([]*redis.Cmd, len(aliases))
+	for i, a := range aliases {
+		ttl := a.TTL
+		if ttl <= 0 {
+			ttl = r.retention
+		}
+		cmds[i] = reserveScript.Eval(ctx, pipe, []string{r.aliasKey(a.AliasFP)}, aliasValue(a),
+			strconv.FormatInt(ttl.Milliseconds(), 10), a.Target.String(), strconv.FormatInt(ms(now), 10))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("redis reserve aliases: %w", err)
+	}
+	for i, c := range cmds {
+		s, err := c.Text()
+		if err != nil {
+			return nil, fmt.Errorf("redis reserve alias %s: %w", aliases[i].FP, err)
+		}
+		if out[i], err = parseAliasValue(aliases[i].AliasFP, s); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

@@ -333,6 +333,9 @@ elseif kind == "dead" then
 elseif kind == "removed" then
   r.pd = ""; r.st = "r"
   drop()
+elseif kind == "aliased" then
+  r.pd = ""; r.st = "s"
+  drop()
 elseif kind == "release" then
   if ARGV[12] ~= "1" then r.pd = "" end
   if m and ARGV[9] ~= "0" and redis.call("ZSCORE", KEYS[1], member) then

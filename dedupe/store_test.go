@@ -79,6 +79,7 @@ func testContract(t *testing.T, open opener) {
 		{"FeedLeasesAndFencing", testFeedLeases},
 		{"Aliases", testAliases},
 		{"PollState", testPollState},
+		{"Aliased", testAliased},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -530,6 +531,31 @@ func testRemoved(t *testing.T, open opener) {
 	// Left alone, even when the source edits it again.
 	if out := mustCommit(t, s, "f", []dedupe.Change{change("a", "h3", dedupe.ActionPublish)}, nil, t0); out[0] != dedupe.OutcomeUnchanged {
 		t.Errorf("Commit of an edited removed item = %c; want u", out[0])
+	}
+	if st := mustStats(t, s, t0); st.Outbox != 0 {
+		t.Errorf("outbox = %d; want 0", st.Outbox)
+	}
+}
+
+// testAliased: an item settled as another item's story leaves the outbox,
+// is seen only, without a content id, and its later changes are not
+// queued.
+func testAliased(t *testing.T, open opener) {
+	s := open(t, dedupe.RedisOptions{})
+	mustCommit(t, s, "f", []dedupe.Change{change("a", "h1", dedupe.ActionPublish)}, nil, t0)
+	c := mustClaim(t, s, "w", 1, t0)
+	if c[0].Record.PendingHash != "" {
+		t.Fatalf("claimed %+v", c[0])
+	}
+	mustSettle(t, s, c[0].Key, "w", dedupe.Settlement{Kind: dedupe.Aliased}, t0)
+	if r := mustRecord(t, s, "f", "a"); r.State != dedupe.StateSeenOnly || r.ContentID != 0 || r.PendingHash != "" {
+		t.Errorf("record = %+v; want seen only, no content id, no pending mark", r)
+	}
+	if st := mustStats(t, s, t0); st != (dedupe.Stats{}) {
+		t.Errorf("Stats = %+v; want empty", st)
+	}
+	if out := mustCommit(t, s, "f", []dedupe.Change{change("a", "h2", dedupe.ActionPublish)}, nil, t0); out[0] != dedupe.OutcomeUnchanged {
+		t.Errorf("Commit of an edited aliased item = %c; want u", out[0])
 	}
 	if st := mustStats(t, s, t0); st.Outbox != 0 {
 		t.Errorf("outbox = %d; want 0", st.Outbox)

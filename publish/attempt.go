@@ -43,8 +43,14 @@ func (p *Publisher) deliver(soft, hard context.Context, j job, ops chan<- *store
 		log.Warn("not sent; the item is given back", "cause", r.err)
 		p.settle(hard, log, j, r.s, ops, nil)
 		return nil
+	case outcomeWaiting:
+		log.Debug("a repost waits for the item it is a repost of", "cause", r.err)
+		p.settle(hard, log, j, r.s, ops, nil)
+		return nil
 	}
-	p.m.requests.WithLabelValues(cmp.Or(r.typ, "unknown"), r.outcome).Inc()
+	if r.outcome != outcomeAliased {
+		p.m.requests.WithLabelValues(cmp.Or(r.typ, "unknown"), r.outcome).Inc()
+	}
 	p.observeDelivery(j, r)
 	attrs := []any{"type", r.typ, "attempt", j.Attempts + 1}
 	if r.s.Run != "" {
@@ -56,6 +62,8 @@ func (p *Publisher) deliver(soft, hard context.Context, j job, ops chan<- *store
 	switch r.outcome {
 	case "created", "updated", "recovered":
 		log.Info("published", append(attrs, "outcome", r.outcome, "content_id", r.s.ContentID)...)
+	case outcomeAliased, outcomeMerged:
+		log.Info("repost of another feed's item; not posted", append(attrs, "outcome", r.outcome, "content_id", r.s.ContentID)...)
 	case "removed":
 		log.Warn("content deleted on the service; left alone", append(attrs, "cause", r.err)...)
 	case "deleted":
@@ -267,6 +275,11 @@ func (p *Publisher) attempt(ctx context.Context, log *slog.Logger, j job, ops ch
 	}
 	if pl.Cancelled {
 		return p.remove(ctx, j, rec, pending, pl)
+	}
+	if env.MergeInto != nil {
+		if r, done := p.merge(ctx, log, j, &env, send, rec, pending); done {
+			return r
+		}
 	}
 
 	if rec.ContentID != 0 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/feedworker/feedworker/dedupe"
@@ -35,13 +36,16 @@ type heldItem struct {
 	Type        string    `json:"type"`
 	PublishDate time.Time `json:"publish_date"`
 	Data        []byte    `json:"data"`
+	// HeldAt is when the flood guard held it (zero in notes written
+	// before it was kept).
+	HeldAt time.Time `json:"held_at,omitzero"`
 }
 
 // floodGuard holds the new items of a known feed's poll when more than
 // FloodMax of them are dated before the newest item already seen, and
 // remembers the newest date seen. It returns how many it held. It costs a
 // note read and a note write on polls with something new only.
-func (p *Publisher) floodGuard(ctx context.Context, feedID string, kept []*transform.Payload, d dedupe.Diff, act []dedupe.Action, o FeedOptions) (int, error) {
+func (p *Publisher) floodGuard(ctx context.Context, feedID string, kept []*transform.Payload, d dedupe.Diff, act []dedupe.Action, plan *repostPlan, o FeedOptions) (int, error) {
 	if o.ICal != nil || o.Reposts.FloodMax <= 0 || !o.BackfillSince.IsZero() {
 		return 0, nil
 	}
@@ -71,7 +75,8 @@ func (p *Publisher) floodGuard(ctx context.Context, feedID string, kept []*trans
 	}
 	var older []int
 	for i, pl := range kept {
-		if act[i] == dedupe.ActionPublish && d.Status[i] == dedupe.StatusNew && !pl.PublishDate.IsZero() && pl.PublishDate.Before(seenNewest) {
+		// A merge job posts nothing: a repost of another feed's item.
+		if act[i] == dedupe.ActionPublish && d.Status[i] == dedupe.StatusNew && !pl.PublishDate.IsZero() && pl.PublishDate.Before(seenNewest) && plan.mergeOf(i) == nil {
 			older = append(older, i)
 		}
 	}
@@ -129,7 +134,7 @@ func (p *Publisher) hold(ctx context.Context, feedID string, kept []*transform.P
 		if err != nil {
 			return err
 		}
-		h.Items = append(h.Items, heldItem{ExternalID: pl.ExternalID, Hash: pl.Hash, Type: pl.Type, PublishDate: pl.PublishDate, Data: data})
+		h.Items = append(h.Items, heldItem{ExternalID: pl.ExternalID, Hash: pl.Hash, Type: pl.Type, PublishDate: pl.PublishDate, Data: data, HeldAt: time.Now().UTC()})
 	}
 	if err := p.saveHeld(ctx, feedID, h); err != nil {
 		return err
@@ -162,8 +167,18 @@ func (p *Publisher) saveHeld(ctx context.Context, feedID string, h heldItems) er
 	if err := p.store.SetNote(ctx, feedID, heldNote, data); err != nil {
 		return fmt.Errorf("store held items: %w", err)
 	}
-	p.rm.held.WithLabelValues(feedID).Set(float64(len(h.Items)))
+	p.setHeldGauge(feedID, len(h.Items))
 	return nil
+}
+
+// setHeldGauge keeps feedworker_items_held to the feeds holding items: a
+// feed with none has no series, as the status page lists none for it.
+func (p *Publisher) setHeldGauge(feedID string, n int) {
+	if n == 0 {
+		p.rm.held.DeleteLabelValues(feedID)
+		return
+	}
+	p.rm.held.WithLabelValues(feedID).Set(float64(n))
 }
 
 // Held counts the items the flood guard holds for a feed.
@@ -172,8 +187,59 @@ func (p *Publisher) Held(ctx context.Context, feedID string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	p.rm.held.WithLabelValues(feedID).Set(float64(len(h.Items)))
+	p.setHeldGauge(feedID, len(h.Items))
 	return len(h.Items), nil
+}
+
+// HeldFeed is one feed's items held by the flood guard.
+type HeldFeed struct {
+	FeedID string
+	Count  int
+	// Since is when the earliest of them was held (zero when unknown).
+	Since time.Time
+}
+
+// heldReads bounds the note reads HeldFeeds runs at once.
+const heldReads = 8
+
+// HeldFeeds lists the feeds of feedIDs that hold items, in feedIDs'
+// order, reading each feed's held note (at most heldReads at once), and
+// sets feedworker_items_held from what it read, so that the gauge and the
+// status page agree whichever process held or released the items.
+func (p *Publisher) HeldFeeds(ctx context.Context, feedIDs []string) ([]HeldFeed, error) {
+	out := make([]HeldFeed, len(feedIDs))
+	errs := make([]error, len(feedIDs))
+	sem := make(chan struct{}, heldReads)
+	var wg sync.WaitGroup
+	for i, id := range feedIDs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			h, err := p.heldOf(ctx, id)
+			if err != nil {
+				errs[i] = fmt.Errorf("feed %s: %w", id, err)
+				return
+			}
+			out[i] = HeldFeed{FeedID: id, Count: len(h.Items)}
+			for _, it := range h.Items {
+				if !it.HeldAt.IsZero() && (out[i].Since.IsZero() || it.HeldAt.Before(out[i].Since)) {
+					out[i].Since = it.HeldAt
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	held := out[:0]
+	for _, h := range out {
+		p.setHeldGauge(h.FeedID, h.Count)
+		if h.Count > 0 {
+			held = append(held, h)
+		}
+	}
+	return held, nil
 }
 
 // ReleaseMode says what `feedworker release` does with held items.

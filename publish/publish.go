@@ -243,6 +243,8 @@ type envelope struct {
 	RecreateDeleted  bool                `json:"recreate_deleted,omitempty"`
 	CreateCategories bool                `json:"create_categories,omitempty"`
 	Dates            transform.DateRules `json:"dates,omitzero"`
+	// MergeInto makes the entry a merge job (see merge.go).
+	MergeInto *mergeInto `json:"merge_into,omitempty"`
 }
 
 func validType(t string) bool {
@@ -385,7 +387,7 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 			}
 		}
 	}
-	plan, ai, err := p.planReposts(ctx, feedID, kept, d, o, now)
+	plan, ai, err := p.planReposts(ctx, feedID, kept, d, act, o, now)
 	if err != nil {
 		return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
 	}
@@ -395,7 +397,7 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 			return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
 		}
 	}
-	held, err := p.floodGuard(ctx, feedID, kept, d, act, o)
+	held, err := p.floodGuard(ctx, feedID, kept, d, act, plan, o)
 	if err != nil {
 		return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
 	}
@@ -404,7 +406,7 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 		if a == 0 {
 			continue
 		}
-		data, err := p.encode(kept[i], o)
+		data, err := p.encodeMerge(kept[i], o, plan.mergeOf(i))
 		if err != nil {
 			return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
 		}
@@ -446,8 +448,12 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 				p.rm.blocked.WithLabelValues(by).Add(float64(n))
 			}
 		}
-		for i := range plan.matches {
-			if d.Status[i] == dedupe.StatusNew {
+		for i, m := range plan.matches {
+			switch {
+			case d.Status[i] != dedupe.StatusNew:
+			case m.merge != nil:
+				c.New-- // a merge job, not a post
+			default:
 				c.Seen--
 			}
 		}
@@ -461,7 +467,7 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 	c.Seen -= held
 	p.countItems(feedID, c)
 	p.observeAccepted(feedID, kept, dropped, d, act, out[:len(out)-len(repostChanges)], plan)
-	if c.New+c.Updated+c.RepostUpdates > 0 {
+	if c.New+c.Updated+c.RepostUpdates+plan.merges() > 0 {
 		p.wake()
 		p.statsChanged()
 	}
@@ -470,7 +476,12 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 
 // encode is what the outbox keeps for one item.
 func (p *Publisher) encode(pl *transform.Payload, o FeedOptions) ([]byte, error) {
-	data, err := json.Marshal(envelope{V: 1, Payload: *pl, RecreateDeleted: o.RecreateDeleted, CreateCategories: o.CreateCategories, Dates: o.Dates})
+	return p.encodeMerge(pl, o, nil)
+}
+
+// encodeMerge is encode for an item that may be a merge job (merge.go).
+func (p *Publisher) encodeMerge(pl *transform.Payload, o FeedOptions, m *mergeInto) ([]byte, error) {
+	data, err := json.Marshal(envelope{V: 1, Payload: *pl, RecreateDeleted: o.RecreateDeleted, CreateCategories: o.CreateCategories, Dates: o.Dates, MergeInto: m})
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", pl.ExternalID, err)
 	}

@@ -60,6 +60,10 @@ type repostMatch struct {
 	by     string // MatchURL, MatchText or MatchAcross
 	target dedupe.Key
 	rec    dedupe.Record
+	// merge queues the item as a merge job (merge.go) rather than
+	// recording it as seen only: its target is not content yet, or its
+	// categories are to be added to the target's.
+	merge *mergeInto
 }
 
 // itemPrints are one item's fingerprints.
@@ -132,7 +136,7 @@ type repostPlan struct {
 // record read per candidate. Items never match one another, nor any item
 // of the same fetch: a fingerprint two items of the fetch share (podcast
 // episodes linking to the show page) is used by none.
-func (p *Publisher) matchReposts(ctx context.Context, ai dedupe.AliasIndex, feedID string, kept []*transform.Payload, status []dedupe.Status, o RepostOptions, known bool, now time.Time) (*repostPlan, error) {
+func (p *Publisher) matchReposts(ctx context.Context, ai dedupe.AliasIndex, feedID string, kept []*transform.Payload, status []dedupe.Status, act []dedupe.Action, o RepostOptions, known bool, now time.Time) (*repostPlan, error) {
 	plan := &repostPlan{prints: make([]itemPrints, len(kept)), shared: map[string]bool{}, matches: map[int]repostMatch{}}
 	count := map[string]int{}
 	inFetch := make(map[string]bool, len(kept))
@@ -189,7 +193,7 @@ func (p *Publisher) matchReposts(ctx context.Context, ai dedupe.AliasIndex, feed
 		}
 	}
 	if len(fps) == 0 {
-		return plan, nil
+		return plan, p.reserveAcross(ctx, ai, feedID, kept, status, act, plan, o, now)
 	}
 	var hits []dedupe.Alias
 	err := p.storeOp(ctx, "aliases", func(ctx context.Context) (err error) {
@@ -207,6 +211,13 @@ func (p *Publisher) matchReposts(ctx context.Context, ai dedupe.AliasIndex, feed
 			continue
 		}
 		pl := kept[a.item]
+		if a.by == matchIdentity && h.Target.FeedID != feedID {
+			// A repost of another feed's item changed: it stays a merge
+			// job while queued, and is left alone once recorded as a
+			// repost (merge.go decides at delivery).
+			plan.matches[a.item] = repostMatch{by: matchIdentity, target: h.Target, merge: &mergeInto{Target: h.Target.String(), Categories: o.MergeCategories}}
+			continue
+		}
 		switch {
 		case a.by == MatchAcross && (h.Target.FeedID == feedID || h.Type != pl.Type):
 			continue // its own feed is asked above; other types never merge
@@ -252,7 +263,7 @@ func (p *Publisher) matchReposts(ctx context.Context, ai dedupe.AliasIndex, feed
 		}
 		plan.matches[a.item] = repostMatch{by: a.by, target: h.Target, rec: rec}
 	}
-	return plan, nil
+	return plan, p.reserveAcross(ctx, ai, feedID, kept, status, act, plan, o, now)
 }
 
 // aliasesOf are the aliases a committed fetch leaves: every item's URL
@@ -323,12 +334,12 @@ func newRepostMetrics(reg prometheus.Registerer) (*repostMetrics, error) {
 
 // planReposts runs matching for a fetch when the feed asks for it and the
 // store keeps aliases; nil when it does not apply.
-func (p *Publisher) planReposts(ctx context.Context, feedID string, kept []*transform.Payload, d dedupe.Diff, o FeedOptions, now time.Time) (*repostPlan, dedupe.AliasIndex, error) {
+func (p *Publisher) planReposts(ctx context.Context, feedID string, kept []*transform.Payload, d dedupe.Diff, act []dedupe.Action, o FeedOptions, now time.Time) (*repostPlan, dedupe.AliasIndex, error) {
 	ai, ok := p.store.(dedupe.AliasIndex)
 	if !ok || o.ICal != nil || !o.Reposts.matching() || !o.BackfillSince.IsZero() {
 		return nil, nil, nil
 	}
-	plan, err := p.matchReposts(ctx, ai, feedID, kept, d.Status, o.Reposts, d.Known, now)
+	plan, err := p.matchReposts(ctx, ai, feedID, kept, d.Status, act, o.Reposts, d.Known, now)
 	return plan, ai, err
 }
 
@@ -341,6 +352,13 @@ func (p *Publisher) applyReposts(feedID string, kept []*transform.Payload, act [
 	for i, m := range plan.matches {
 		act[i] = dedupe.ActionSeeOnly
 		if m.target.FeedID != feedID {
+			if m.by == MatchAcross && o.Reposts.MergeCategories && m.merge == nil && hasCategories(kept[i]) {
+				m.merge = &mergeInto{Target: m.target.String(), Categories: true}
+				plan.matches[i] = m
+			}
+			if m.merge != nil {
+				act[i] = dedupe.ActionPublish // a merge job, never a POST of its own
+			}
 			continue
 		}
 		as := kept[i].As(m.target.FeedID, m.target.ExternalID)
@@ -389,6 +407,29 @@ func (plan *repostPlan) counts() RepostCounts {
 		}
 	}
 	return out
+}
+
+func hasCategories(pl *transform.Payload) bool {
+	return len(pl.CategoryNames) > 0 || len(pl.CategoryIDs) > 0
+}
+
+// mergeOf is the merge job item i is queued as; nil when none.
+func (plan *repostPlan) mergeOf(i int) *mergeInto {
+	m, _ := plan.match(i)
+	return m.merge
+}
+
+// merges counts the items queued as merge jobs.
+func (plan *repostPlan) merges() int {
+	n := 0
+	if plan != nil {
+		for _, m := range plan.matches {
+			if m.merge != nil {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func (plan *repostPlan) match(i int) (repostMatch, bool) {

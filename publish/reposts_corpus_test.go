@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,6 +53,15 @@ func TestCorpusReposts(t *testing.T) {
 	var files, items, urlAliases, textAliases, sharedURL, sharedText, withText int
 	var movedURL, migratedText, migratable int
 	var distHist [65]int
+	// Across feeds: every file is taken for a feed of its own, read in
+	// name order; an item whose unshared url fingerprint an earlier file's
+	// item holds would be a repost of it when the titles agree too.
+	type holder struct {
+		file, title, shown string
+	}
+	across := map[string]holder{}
+	var acrossMatched, acrossBlocked int
+	var acrossExamples, acrossInexact []string
 	for _, e := range entries {
 		if e.IsDir() {
 			continue
@@ -98,6 +108,31 @@ func TestCorpusReposts(t *testing.T) {
 					textAliases++
 				}
 			}
+			var firstOf *holder
+			for _, fp := range ip.urls {
+				if count[fp] > 1 {
+					continue
+				}
+				if h, ok := across[fp]; ok && h.file != e.Name() && firstOf == nil {
+					firstOf = &h
+				} else if !ok {
+					across[fp] = holder{file: e.Name(), title: ip.title, shown: kept[i].Title}
+				}
+			}
+			if firstOf != nil {
+				if transform.TitleSimilar(firstOf.title, ip.title) {
+					acrossMatched++
+					if firstOf.title != ip.title {
+						// Similar, not equal: the ones to look at by eye.
+						acrossInexact = append(acrossInexact, fmt.Sprintf("%s %q = %s %q", e.Name(), kept[i].Title, firstOf.file, firstOf.shown))
+					}
+					if len(acrossExamples) < 3 {
+						acrossExamples = append(acrossExamples, fmt.Sprintf("%s %q = %s %q", e.Name(), kept[i].Title, firstOf.file, firstOf.shown))
+					}
+				} else {
+					acrossBlocked++
+				}
+			}
 			// Pairs of one fetch: the text matcher's full test.
 			for j := i + 1; j < len(prints); j++ {
 				jp := prints[j]
@@ -138,6 +173,9 @@ func TestCorpusReposts(t *testing.T) {
 		sum(distHist[:4]), sum(distHist[4:7]), sum(distHist[7:11]), sum(distHist[11:]))
 	t.Logf("simulated https+www move: %d of %d items matched by url; simulated platform migration: %d of %d text-eligible items matched by text",
 		movedURL, items, migratedText, migratable)
+	t.Logf("across feeds (each file a feed): %d items would be reposts of an earlier file's item (same url fingerprint, similar title), %d sharing a url fingerprint kept apart by their titles; e.g. %v",
+		acrossMatched, acrossBlocked, acrossExamples)
+	t.Logf("across feeds, matched with titles similar but not equal: %d %v", len(acrossInexact), acrossInexact)
 }
 
 func sameDay(a, b *transform.Payload) bool {

@@ -166,6 +166,11 @@ func (r *recorder) Delivered(d publish.Delivery) {
 		e.Kind, e.Detail = history.Removed, d.Reason
 	case "reconciled":
 		e.Kind = history.Reconciled
+	case "aliased", "merged": // a repost of another feed's item, delivered as a merge (publish/merge.go)
+		e.Kind, e.Detail = history.Repost, fmt.Sprintf("repost of content %d, another feed's item (not posted)", d.ContentID)
+		if d.Outcome == "merged" {
+			e.Detail = fmt.Sprintf("repost of content %d, another feed's item: its categories were added to it by a PUT", d.ContentID)
+		}
 	case "dead_letter":
 		e.Kind, e.Status, e.Detail, e.Attempt = history.DeadLetter, d.Status, d.Reason, d.Attempt
 	default:

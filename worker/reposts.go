@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/feedworker/feedworker/config"
+	"github.com/feedworker/feedworker/dedupe"
 	"github.com/feedworker/feedworker/publish"
+	"github.com/feedworker/feedworker/transform"
 )
 
 // repostOptions turns a feed's reposts section into the publisher's
@@ -56,4 +58,15 @@ func (w *Worker) Release(ctx context.Context, feedID string, mode publish.Releas
 		return 0, 0, fmt.Errorf("release: no feed %q in the config", feedID)
 	}
 	return w.pub.Release(ctx, feedID, mode, since)
+}
+
+// PreviewReposts tells which of a feed's mapped items the worker would
+// take for a known story (feedworker preview), reading st and writing
+// nothing to it.
+func PreviewReposts(ctx context.Context, st dedupe.Store, feed config.Feed, payloads []transform.Payload) ([]publish.RepostPreview, error) {
+	pub, err := publish.New(publish.Options{Store: st, API: publish.NewACS(nil)})
+	if err != nil {
+		return nil, err
+	}
+	return pub.PreviewReposts(ctx, feed.ID, payloads, publish.FeedOptions{Reposts: repostOptions(feed)})
 }

@@ -30,6 +30,8 @@ type Status struct {
 	Unreadable []UnreadableAnswer `json:"unreadable_answers"`
 	// Pacing is how the worker paces itself to the service.
 	Pacing *APIStatus `json:"pacing"`
+	// Held lists the feeds whose items the flood guard holds (held.go).
+	Held []HeldFeed `json:"held"`
 }
 
 // UnreadableAnswer is one feed and cause of answers the client could not

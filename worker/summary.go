@@ -160,6 +160,9 @@ func (w *Worker) Status(ctx context.Context) (*Status, error) {
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	st.Outbox = int64(stats.Outbox)
+	if err := w.addHeld(ctx, st); err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
 	w.addHistory(ctx, st, now)
 	st.Pacing = w.apiStatus()
 	if st.WaitingForDeadOwner, err = w.pub.DeadOwnerItems(ctx); err != nil {

@@ -75,6 +75,8 @@ type repostEnv struct {
 	dir      string
 	storeYML string
 	requests int // sandbox requests seen before the current pass
+	// feedYAML is more configuration of one feed (by id), for every pass.
+	feedYAML map[string]string
 }
 
 func newRepostEnv(t *testing.T, onRedis bool) *repostEnv {
@@ -111,6 +113,17 @@ func newRepostEnv(t *testing.T, onRedis bool) *repostEnv {
 // every pass is a restart) and returns the POSTs and PUTs it made.
 func (e *repostEnv) pass(extraFeedYAML string, feeds map[string][]story) (posts, puts int) {
 	e.t.Helper()
+	cfg := e.write(extraFeedYAML, feeds)
+	if code, _, errOut := runCLI(e.t, "once", "--config", cfg, "--log-level", "warn"); code != 0 {
+		e.t.Fatalf("once: exit %d: %s", code, errOut)
+	}
+	return e.sent()
+}
+
+// write writes the feeds' files and the config over them, and returns the
+// config's path.
+func (e *repostEnv) write(extraFeedYAML string, feeds map[string][]story) string {
+	e.t.Helper()
 	var fy strings.Builder
 	for _, id := range []string{"a", "b"} {
 		items, ok := feeds[id]
@@ -121,13 +134,9 @@ func (e *repostEnv) pass(extraFeedYAML string, feeds map[string][]story) (posts,
 		if err := os.WriteFile(path, []byte(rssOf(items)), 0o600); err != nil {
 			e.t.Fatal(err)
 		}
-		fmt.Fprintf(&fy, "  - id: %s\n    url: file://%s\n    initial_items: 10\n%s", id, path, extraFeedYAML)
+		fmt.Fprintf(&fy, "  - id: %s\n    url: file://%s\n    initial_items: 10\n%s%s", id, path, extraFeedYAML, e.feedYAML[id])
 	}
-	cfg := writeFile(e.t, e.dir, "c.yaml", e.storeYML+"feeds:\n"+fy.String())
-	if code, _, errOut := runCLI(e.t, "once", "--config", cfg, "--log-level", "warn"); code != 0 {
-		e.t.Fatalf("once: exit %d: %s", code, errOut)
-	}
-	return e.sent()
+	return writeFile(e.t, e.dir, "c.yaml", e.storeYML+"feeds:\n"+fy.String())
 }
 
 // sent counts the POSTs and PUTs since the last count.
@@ -276,6 +285,7 @@ func TestFloodHeldAndReleased(t *testing.T) {
 				t.Fatalf("the poll after the flood: %d POSTs, want 0", posts)
 			}
 			cfg := filepath.Join(e.dir, "c.yaml")
+			checkHeld(t, cfg, 30)
 			code, out, errOut := runCLI(t, "release", "--config", cfg, "--feed", "a", "--all", "--log-level", "error")
 			if code != 0 || !strings.Contains(out, "30 items released") {
 				t.Fatalf("release --all: exit %d\n%s%s", code, out, errOut)
@@ -283,6 +293,7 @@ func TestFloodHeldAndReleased(t *testing.T) {
 			if posts, _ := e.sent(); posts != 30 {
 				t.Errorf("release --all made %d POSTs, want 30", posts)
 			}
+			checkHeld(t, cfg, 0)
 			if n := len(e.sb.AllContent()); n != 61 {
 				t.Errorf("after release the API holds %d items, want 61", n)
 			}

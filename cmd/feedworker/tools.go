@@ -68,6 +68,9 @@ func cmdPreview(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		Path          string   `json:"path,omitempty"`
 		Request       any      `json:"request,omitempty"`
 		CategoryNames []string `json:"category_names,omitempty"`
+		// Repost is set for an item the worker would take for a known
+		// story (reposts): not posted.
+		Repost *previewRepost `json:"repost,omitempty"`
 	}
 	type feedOut struct {
 		Feed  string `json:"feed"`
@@ -77,6 +80,10 @@ func cmdPreview(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	var out []feedOut
 	found := false
+	st := previewStore(ctx, cfg, *cfgPath != "", stderr)
+	if st != nil {
+		defer st.Close()
+	}
 	for _, f := range cfg.Feeds {
 		if *feedID != "" && f.ID != *feedID {
 			continue
@@ -101,7 +108,12 @@ func cmdPreview(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		// The body shown is the one publishing sends: with full_text, the
 		// article's extracted content.
 		worker.FillFullText(ctx, articles, logger, f.ID, m.FullTextSelector(), results)
-		for _, r := range results {
+		rst := st
+		if res.Calendar != nil {
+			rst = nil // occurrences are never matched as reposts
+		}
+		reposts := previewReposts(ctx, rst, f, results, stderr)
+		for ri, r := range results {
 			it := item{Skip: r.Skip}
 			if r.Err != nil {
 				it.Error = r.Err.Error()
@@ -113,6 +125,7 @@ func cmdPreview(ctx context.Context, args []string, stdout, stderr io.Writer) er
 					return err
 				}
 				it.ExternalID, it.Method, it.Path, it.Request, it.CategoryNames = p.ExternalID, "POST", path, body, p.CategoryNames
+				it.Repost = reposts[ri]
 			}
 			fo.Items = append(fo.Items, it)
 		}
