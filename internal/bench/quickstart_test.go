@@ -47,10 +47,10 @@ log:
   level: warn
 defaults:
   initial_items: %d
-feeds:
+%sfeeds:
   - id: big
     url: %s
-`, filepath.Join(dir, "sandbox.json"), filepath.Join(dir, "feedworker.db"), items, feedfarm.URL(srv.URL, 0))
+`, filepath.Join(dir, "sandbox.json"), filepath.Join(dir, "feedworker.db"), items, os.Getenv("QUICKSTART_EXTRA"), feedfarm.URL(srv.URL, 0))
 		path := filepath.Join(dir, "config.yaml")
 		if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 			b.Fatal(err)
