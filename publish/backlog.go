@@ -16,7 +16,9 @@ import (
 //
 // The count is this process's: items it queued, less items its senders
 // finished (published, dead-lettered, left alone). Replicas sharing an
-// outbox finish about as many as they queue. So that a wait never blocks
+// outbox finish about as many as they queue, and the count is capped at the
+// store's outbox depth whenever the gauges are refreshed (every
+// StatsInterval while delivering). So that a wait never blocks
 // polling for good (the API down, items retrying far ahead, another
 // process delivering), a wait gives up after stall without a delivery
 // finishing, and then no Accept waits until one does.
@@ -54,6 +56,18 @@ func (b *backlog) queued(k int) {
 	b.mu.Lock()
 	b.n += k
 	b.mu.Unlock()
+}
+
+// atMost caps the count at the store's outbox depth: what other processes
+// delivered of this one's items never counted down here.
+func (b *backlog) atMost(depth int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.n > depth {
+		b.n = max(depth, 0)
+		close(b.progress)
+		b.progress = make(chan struct{})
+	}
 }
 
 // finished counts one item delivered for good.
@@ -104,11 +118,4 @@ func (b *backlog) wait(ctx context.Context) (waited bool, err error) {
 			b.mu.Unlock()
 		}
 	}
-}
-
-// depth is the count, for tests and the gauge.
-func (b *backlog) depth() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.n
 }

@@ -23,6 +23,9 @@ import (
 // holds every item once.
 //
 //	go test -run '^$' -bench Quickstart -benchtime 1x -count 5 ./internal/bench/
+//
+// QUICKSTART_ITEMS sets another feed size; QUICKSTART_EXTRA is YAML added
+// to the config (top-level sections, such as "publish:\n  workers: 64\n").
 func BenchmarkQuickstart(b *testing.B) {
 	items := 100_000
 	if s := os.Getenv("QUICKSTART_ITEMS"); s != "" {
