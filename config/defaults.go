@@ -41,6 +41,7 @@ func builtin(version string) Config {
 			ClaimTTL:      Duration(5 * time.Minute),
 			LeaseTTL:      Duration(time.Minute),
 			ShutdownGrace: Duration(30 * time.Second),
+			MaxBacklog:    2000,
 		},
 		Admin: Admin{Listen: "127.0.0.1:9090", History: 200},
 		WebSub: WebSub{

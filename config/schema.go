@@ -227,6 +227,11 @@ type Publish struct {
 	// ShutdownGrace is how long in-flight sends may finish after a stop
 	// signal (default 30s).
 	ShutdownGrace Duration `yaml:"shutdown_grace"`
+	// MaxBacklog is how many items this worker may have queued and not yet
+	// delivered before polling waits for deliveries (default 2000; 0 turns
+	// the wait off). It bounds the outbox, and so the memory of a first pass
+	// over many feeds, without slowing it: delivery is the slower side.
+	MaxBacklog int `yaml:"max_backlog"`
 }
 
 // Admin is the HTTP endpoint for /metrics, /healthz, /readyz and the status page.

@@ -171,6 +171,9 @@ func (c checker) publish(p Publish) {
 	c.positive("publish.max_backoff", p.MaxBackoff)
 	c.positive("publish.claim_ttl", p.ClaimTTL)
 	c.positive("publish.lease_ttl", p.LeaseTTL)
+	if p.MaxBacklog < 0 {
+		c.add("publish.max_backlog", "must be 0 (no limit) or more, got %d", p.MaxBacklog)
+	}
 }
 
 func (c checker) admin(a Admin) {

@@ -2,10 +2,12 @@ package history
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -105,24 +107,53 @@ func (s *Bolt) writeFeed(feeds *bolt.Bucket, b Batch) error {
 	if err := trim(polls, s.lim.Polls, nil); err != nil {
 		return err
 	}
+	// Merge every update first, then write only the records that can
+	// survive the trim below: a first sight of a 100,000-item feed would
+	// otherwise insert 100,000 records to delete all but the newest few
+	// hundred, and bbolt's in-memory nodes make that quadratic.
+	recs := make(map[string]*Item, len(b.Items))
+	var ids []string
 	for _, u := range b.Items {
-		var cur *Item
-		if data := items.Get([]byte(u.ID)); data != nil {
-			it, err := decodeItem(string(data))
-			if err != nil {
-				return err
+		cur, seen := recs[u.ID]
+		if !seen {
+			ids = append(ids, u.ID)
+			if data := items.Get([]byte(u.ID)); data != nil {
+				it, err := decodeItem(string(data))
+				if err != nil {
+					return err
+				}
+				cur = &it
+				if err := order.Delete(orderKey(it.activity(), it.ID)); err != nil {
+					return err
+				}
 			}
-			cur = &it
-			if err := order.Delete(orderKey(it.activity(), it.ID)); err != nil {
+		}
+		recs[u.ID] = merge(cur, u, s.lim.Events)
+	}
+	// Newest first, as the trim orders them (activity, then id).
+	slices.SortFunc(ids, func(a, b string) int {
+		if c := cmp.Compare(recs[b].activity(), recs[a].activity()); c != 0 {
+			return c
+		}
+		return strings.Compare(b, a)
+	})
+	if len(ids) > s.lim.Items {
+		for _, id := range ids[s.lim.Items:] {
+			// Older than everything kept: what the trim would delete.
+			if err := items.Delete([]byte(id)); err != nil {
 				return err
 			}
 		}
-		rec := merge(cur, u, s.lim.Events)
+		ids = ids[:s.lim.Items]
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		rec := recs[id]
 		data, err := json.Marshal(rec)
 		if err != nil {
 			return err
 		}
-		if err := items.Put([]byte(u.ID), data); err != nil {
+		if err := items.Put([]byte(id), data); err != nil {
 			return err
 		}
 		if err := order.Put(orderKey(rec.activity(), rec.ID), nil); err != nil {

@@ -262,3 +262,64 @@ func TestRedisKeysExpire(t *testing.T) {
 		}
 	}
 }
+
+// TestOneWriteBeyondTheBound: one write bringing many times the bound (a
+// first sight of a big feed), some of them updates of kept items, keeps
+// the newest by activity, and the kept items that were updated keep
+// their earlier events.
+func TestOneWriteBeyondTheBound(t *testing.T) {
+	t.Parallel()
+	lim := history.Limits{Items: 50, Polls: 30}
+	stores(t, lim, func(t *testing.T, s history.Store, _ *redis.Client) {
+		ctx := t.Context()
+		var first history.Batch
+		first.Feed = "big"
+		for i := range 40 {
+			id := fmt.Sprintf("old-%02d", i)
+			first.Items = append(first.Items, history.Update{ID: id, Seen: true, Event: history.Event{Kind: history.Queued, At: ms(time.Duration(i) * time.Second)}})
+		}
+		if err := s.Write(ctx, []history.Batch{first}, nil, -1, t0); err != nil {
+			t.Fatal(err)
+		}
+		// 1,000 new items, their activity scattered (ids out of order of
+		// activity), and the ten newest old items published in between.
+		b := history.Batch{Feed: "big"}
+		for i := range 1000 {
+			at := ms(time.Hour + time.Duration((i*7919)%1000)*time.Second)
+			b.Items = append(b.Items, history.Update{ID: fmt.Sprintf("new-%04d", i), Seen: true, Event: history.Event{Kind: history.Queued, At: at}})
+			if i%100 == 0 {
+				old := fmt.Sprintf("old-%02d", 30+i/100)
+				b.Items = append(b.Items, history.Update{ID: old, Event: history.Event{Kind: history.Published, At: ms(time.Hour + 995*time.Second), ContentID: int64(i + 1)}})
+			}
+		}
+		if err := s.Write(ctx, []history.Batch{b}, nil, -1, t0); err != nil {
+			t.Fatal(err)
+		}
+		f, err := s.Feed(ctx, "big")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]history.Item{}
+		for _, it := range f.Items {
+			got[it.ID] = it
+		}
+		if len(got) != lim.Items {
+			t.Fatalf("kept %d items, want %d", len(got), lim.Items)
+		}
+		// The newest 50: the ten old items published at +995 s and the new
+		// items at activity +960 s … +999 s (i*7919 mod 1000 hits each once).
+		for i := range 1000 {
+			id := fmt.Sprintf("new-%04d", i)
+			_, kept := got[id]
+			if want := (i*7919)%1000 >= 960; kept != want {
+				t.Errorf("%s kept %v, want %v", id, kept, want)
+			}
+		}
+		for i := 30; i < 40; i++ {
+			it, ok := got[fmt.Sprintf("old-%02d", i)]
+			if !ok || len(it.Events) != 2 || it.Events[0].Kind != history.Queued || it.Events[1].Kind != history.Published {
+				t.Errorf("old-%02d = %+v, want kept with its queued and published events", i, it)
+			}
+		}
+	})
+}

@@ -83,6 +83,9 @@ func (p *Publisher) deliver(soft, hard context.Context, j job, ops chan<- *store
 	}
 	next := p.takeNext(soft, ops, work)
 	p.settle(hard, log, j, r.s, ops, next)
+	if r.s.Kind != dedupe.Retry {
+		p.backlog.finished()
+	}
 	if r.s.Kind == dedupe.Retry && !r.s.Next.After(time.Now()) {
 		// Due again at once (a re-create). A delivery that left a newer
 		// version due is found by the dispatcher's next claim, which a

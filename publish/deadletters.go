@@ -97,6 +97,7 @@ func (p *Publisher) Stats(ctx context.Context) (dedupe.Stats, error) {
 		return dedupe.Stats{}, fmt.Errorf("outbox stats: %w", err)
 	}
 	p.m.outboxDepth.Set(float64(s.Outbox))
+	p.backlog.atMost(s.Outbox)
 	p.m.deadLetters.Set(float64(s.DeadLetters))
 	p.statsMu.Lock()
 	p.lastStats = time.Now()

@@ -55,6 +55,8 @@ const (
 )
 
 func (p *Publisher) loop(ctx context.Context, drain bool, more <-chan struct{}) error {
+	p.backlog.running(1)
+	defer p.backlog.running(-1)
 	// Sends run on hard, which outlives ctx by the grace period.
 	hard, hardCancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer hardCancel()

@@ -234,7 +234,8 @@
 // feedworker_store_operation_duration_seconds{op} (op renew_claim is the
 // check before a send that needed its own round trip),
 // feedworker_store_errors_total{op}, feedworker_outbox_depth,
-// feedworker_dead_letters, and for reconcile mode
+// feedworker_dead_letters, feedworker_backlog_waits_total, and for
+// reconcile mode
 // feedworker_reconcile_items_total{feed,outcome} (found, new, seen),
 // feedworker_reconcile_lookups_total{kind} (filter, scan: GET requests),
 // feedworker_reconcile_passes_total and

@@ -15,6 +15,7 @@ type metrics struct {
 	outboxDepth prometheus.Gauge
 	deadLetters prometheus.Gauge
 	unreadable  *prometheus.CounterVec
+	backlogWait prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -48,13 +49,17 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "feedworker_unreadable_answers_total",
 			Help: "2xx answers of the API whose body could not be read, by feed and cause (the offending field, or body).",
 		}, []string{"feed", "cause"}),
+		backlogWait: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "feedworker_backlog_waits_total",
+			Help: "Fetches whose items waited for deliveries to catch up before being queued (publish.max_backlog).",
+		}),
 	}
 	if reg == nil {
 		return m, nil
 	}
 	// feedworker_items_total is defined here only: the worker counts its
 	// filtered and failed outcomes through Publisher.CountItems.
-	for _, c := range []prometheus.Collector{m.items, m.requests, m.storeDur, m.storeErrs, m.outboxDepth, m.deadLetters, m.unreadable} {
+	for _, c := range []prometheus.Collector{m.items, m.requests, m.storeDur, m.storeErrs, m.outboxDepth, m.deadLetters, m.unreadable, m.backlogWait} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register metrics: %w", err)
 		}

@@ -52,6 +52,10 @@ type Options struct {
 
 	// Workers is how many items are sent at once (default 8).
 	Workers int
+	// MaxBacklog is how many items this process may have queued and not
+	// yet delivered while Run or Drain delivers, before Accept waits for
+	// deliveries to catch up (0: no limit); see backlog.
+	MaxBacklog int
 	// ClaimTTL is how long a worker holds an item it is sending (default
 	// 5m); a worker that dies loses its claims after it.
 	ClaimTTL time.Duration
@@ -182,6 +186,8 @@ type Publisher struct {
 
 	// unread sums up the answers the client could not read.
 	unread unreadables
+	// backlog holds Accept back while deliveries lag far behind.
+	backlog *backlog
 }
 
 // New returns a publisher. It registers its metrics with o.Registerer.
@@ -220,7 +226,7 @@ func New(o Options) (*Publisher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new publisher: %w", err)
 	}
-	p := &Publisher{store: o.Store, log: o.Logger, m: m, rm: repm, o: o, wakeCh: make(chan struct{}, 1)}
+	p := &Publisher{store: o.Store, log: o.Logger, m: m, rm: repm, o: o, wakeCh: make(chan struct{}, 1), backlog: newBacklog(o.MaxBacklog)}
 	p.rec = &reconciler{log: o.Logger, m: rm, onLoss: o.OnStoreLoss, done: map[string]uint64{}}
 	p.rec.store, _ = o.Store.(dedupe.Reconciler)
 	p.api = gated{api: o.API, g: &p.gate, max: max(o.MaxBackoff, minRetryAfterCap)}
@@ -265,6 +271,13 @@ func validType(t string) bool {
 // up on the API: one GET per 100 of them, and up to two store round trips
 // more (the epoch marker, the items found).
 func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transform.Payload, v dedupe.Validators, o FeedOptions) (Counts, error) {
+	waited, err := p.backlog.wait(ctx)
+	if err != nil {
+		return Counts{}, fmt.Errorf("accept feed %s: waiting for deliveries: %w", feedID, err)
+	}
+	if waited {
+		p.m.backlogWait.Inc()
+	}
 	var c Counts
 	items := make([]dedupe.Item, 0, len(payloads))
 	kept := make([]*transform.Payload, 0, len(payloads))
@@ -318,7 +331,7 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 		diffV = nil
 	}
 	var d dedupe.Diff
-	err := p.storeOp(ctx, "diff", func(ctx context.Context) (err error) {
+	err = p.storeOp(ctx, "diff", func(ctx context.Context) (err error) {
 		d, err = p.store.Diff(ctx, feedID, items, diffV, now)
 		return err
 	})
@@ -467,7 +480,8 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 	c.Seen -= held
 	p.countItems(feedID, c)
 	p.observeAccepted(feedID, kept, dropped, d, act, out[:len(out)-len(repostChanges)], plan)
-	if c.New+c.Updated+c.RepostUpdates+plan.merges() > 0 {
+	if n := c.New + c.Updated + c.RepostUpdates + plan.merges(); n > 0 {
+		p.backlog.queued(n)
 		p.wake()
 		p.statsChanged()
 	}

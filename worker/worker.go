@@ -159,6 +159,7 @@ func New(ctx context.Context, o Options) (_ *Worker, err error) {
 		Logger:        w.log.With("component", "publish"),
 		Registerer:    o.Registerer,
 		Workers:       cfg.Publish.Workers,
+		MaxBacklog:    cfg.Publish.MaxBacklog,
 		ClaimTTL:      cfg.Publish.ClaimTTL.D(),
 		ShutdownGrace: cfg.Publish.ShutdownGrace.D(),
 		MaxBackoff:    cfg.Publish.MaxBackoff.D(),

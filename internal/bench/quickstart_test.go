@@ -23,6 +23,9 @@ import (
 // holds every item once.
 //
 //	go test -run '^$' -bench Quickstart -benchtime 1x -count 5 ./internal/bench/
+//
+// QUICKSTART_ITEMS sets another feed size; QUICKSTART_EXTRA is YAML added
+// to the config (top-level sections, such as "publish:\n  workers: 64\n").
 func BenchmarkQuickstart(b *testing.B) {
 	items := 100_000
 	if s := os.Getenv("QUICKSTART_ITEMS"); s != "" {
@@ -47,10 +50,10 @@ log:
   level: warn
 defaults:
   initial_items: %d
-feeds:
+%sfeeds:
   - id: big
     url: %s
-`, filepath.Join(dir, "sandbox.json"), filepath.Join(dir, "feedworker.db"), items, feedfarm.URL(srv.URL, 0))
+`, filepath.Join(dir, "sandbox.json"), filepath.Join(dir, "feedworker.db"), items, os.Getenv("QUICKSTART_EXTRA"), feedfarm.URL(srv.URL, 0))
 		path := filepath.Join(dir, "config.yaml")
 		if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 			b.Fatal(err)
