@@ -23,6 +23,10 @@ type RedisStats struct {
 	Commands int64 `json:"commands"`
 	// Scripts counts the EVALSHA/EVAL calls among them.
 	Scripts int64 `json:"scripts"`
+	// Usec is the commandstats usec added: an upper bound on the time
+	// Redis spent executing the cycle's commands (a script's usec includes
+	// the commands it runs, which count their own usec too).
+	Usec int64 `json:"usec"`
 	// ByCommand is Commands per command name.
 	ByCommand map[string]int64 `json:"by_command"`
 	// CommandsPerPoll divides Commands by the polls; CommandsPerItem by the
@@ -49,8 +53,8 @@ type KeyKind struct {
 
 // redisCounters is one reading of INFO commandstats and used_memory.
 type redisCounters struct {
-	calls      map[string]int64
-	usedMemory int64
+	calls, usec map[string]int64
+	usedMemory  int64
 }
 
 // readCounters reads INFO commandstats and memory in one call.
@@ -59,7 +63,7 @@ func readCounters(ctx context.Context, rc *redis.Client) (redisCounters, error) 
 	if err != nil {
 		return redisCounters{}, fmt.Errorf("redis stats: INFO: %w", err)
 	}
-	c := redisCounters{calls: map[string]int64{}}
+	c := redisCounters{calls: map[string]int64{}, usec: map[string]int64{}}
 	for _, line := range strings.Split(info, "\n") {
 		line = strings.TrimSpace(line)
 		if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
@@ -78,12 +82,18 @@ func readCounters(ctx context.Context, rc *redis.Client) (redisCounters, error) 
 			continue
 		}
 		for _, f := range strings.Split(fields, ",") {
-			if v, ok := strings.CutPrefix(f, "calls="); ok {
-				n, err := strconv.ParseInt(v, 10, 64)
-				if err != nil {
-					return redisCounters{}, fmt.Errorf("redis stats: %q: %w", line, err)
-				}
+			k, v, _ := strings.Cut(f, "=")
+			if k != "calls" && k != "usec" {
+				continue
+			}
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return redisCounters{}, fmt.Errorf("redis stats: %q: %w", line, err)
+			}
+			if k == "calls" {
 				c.calls[name] = n
+			} else {
+				c.usec[name] = n
 			}
 		}
 	}
@@ -105,11 +115,12 @@ func redisStats(ctx context.Context, rc *redis.Client, prefix string, base, befo
 		if d := n - before.calls[name]; d > 0 {
 			s.ByCommand[name] = d
 			s.Commands += d
-			if name == "evalsha" || name == "eval" || name == "evalsha_ro" || name == "eval_ro" {
+			if isScript(name) {
 				s.Scripts += d
 			}
 		}
 	}
+	s.Usec = scriptedUsec(before, after)
 	if s.Keys, err = keyKinds(ctx, rc, prefix); err != nil {
 		return nil, err
 	}
@@ -117,6 +128,24 @@ func redisStats(ctx context.Context, rc *redis.Client, prefix string, base, befo
 		s.KeyBytes += k.Bytes
 	}
 	return s, nil
+}
+
+// isScript reports whether a command runs a script.
+func isScript(name string) bool {
+	return name == "evalsha" || name == "eval" || name == "evalsha_ro" || name == "eval_ro"
+}
+
+// scriptedUsec sums the commandstats usec added between two readings,
+// the bench's own INFO calls left out (see RedisStats.Usec).
+func scriptedUsec(before, after redisCounters) int64 {
+	var all int64
+	for name, n := range after.usec {
+		if name == "info" {
+			continue
+		}
+		all += n - before.usec[name]
+	}
+	return all
 }
 
 // keyKinds scans the keys under prefix and sums MEMORY USAGE per kind,
@@ -208,6 +237,14 @@ func keyKind(k string) string {
 		return tag + "f:*"
 	case "q":
 		return tag + k
+	case "hist":
+		// hist:{f:<feed>}:items|order|polls, hist:{h}:<hour>.
+		if strings.HasPrefix(rest, "{h}") {
+			return "hist:{h}:*"
+		}
+		if i := strings.LastIndex(rest, ":"); i >= 0 {
+			return "hist:*:" + rest[i+1:]
+		}
 	case "note":
 		if i := strings.LastIndex(rest, ":"); i >= 0 {
 			return tag + "note:*:" + rest[i+1:]
@@ -224,8 +261,8 @@ func writeRedisStats(w io.Writer, cycles []Cycle) {
 		if r == nil {
 			continue
 		}
-		fmt.Fprintf(w, "\nRedis, cycle %s: %d commands (%d scripts), %.2f per poll, %.2f per item; used_memory +%d B; keys %d B:\n",
-			cycleNames[c.Cycle], r.Commands, r.Scripts, r.CommandsPerPoll, r.CommandsPerItem, r.UsedMemory, r.KeyBytes)
+		fmt.Fprintf(w, "\nRedis, cycle %s: %d commands (%d scripts), %.2f per poll, %.2f per item; at most %d µs executing; used_memory +%d B; keys %d B:\n",
+			cycleNames[c.Cycle], r.Commands, r.Scripts, r.CommandsPerPoll, r.CommandsPerItem, r.Usec, r.UsedMemory, r.KeyBytes)
 		names := make([]string, 0, len(r.ByCommand))
 		for n := range r.ByCommand {
 			names = append(names, n)

@@ -13,6 +13,8 @@ func TestKeyKind(t *testing.T) {
 		"hb:host-1":              "hb:*",
 		"members":                "members",
 		"note:farm-1:etag":       "note:*:etag",
+		"hist:{f:farm-1}:polls":  "hist:*:polls",
+		"hist:{h}:1700000000":    "hist:{h}:*",
 	} {
 		if got := keyKind(key); got != want {
 			t.Errorf("keyKind(%q) = %q, want %q", key, got, want)
