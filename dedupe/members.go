@@ -2,8 +2,12 @@ package dedupe
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"hash/fnv"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -13,8 +17,9 @@ import (
 // share the feeds out rather than leave them to whoever took their leases
 // first.
 type Membership interface {
-	// Heartbeat marks owner alive for ttl and returns every owner alive
-	// now (owner included), sorted.
+	// Heartbeat marks owner (a member name: the worker's id and the
+	// fingerprint of its feeds, see memberName) alive for ttl and returns
+	// every member alive now (owner included), sorted.
 	Heartbeat(ctx context.Context, owner string, ttl time.Duration) ([]string, error)
 	// Leave removes owner at once (a clean stop), so that the others take
 	// its feeds without waiting for its heartbeat to expire.
@@ -65,6 +70,47 @@ func (b *Bolt) Leave(context.Context, string) error { return nil }
 // Heartbeat implements [Membership]: the embedded store has one process.
 func (b *Bolt) Heartbeat(_ context.Context, owner string, _ time.Duration) ([]string, error) {
 	return []string{owner}, nil
+}
+
+// memberName is how a worker names itself in P"members": its id and the
+// fingerprint of the feeds it polls, "id|fingerprint" (the id alone when
+// it told none). The fingerprint is in the name, so that it and the
+// heartbeat are one atomic entry in one key (Cluster-legal, and nothing to
+// clean up after a worker killed); the whole name is what rendezvous
+// hashing weighs, so workers of a version that named themselves by id alone
+// agree on every feed's preferred member.
+func memberName(id, feeds string) string {
+	if feeds == "" {
+		return id
+	}
+	return id + "|" + feeds
+}
+
+// memberFeeds is the feeds fingerprint in a member name, "" when it has
+// none (a worker that told none, or of an older version).
+func memberFeeds(name string) string {
+	if i := strings.LastIndexByte(name, '|'); i >= 0 {
+		return name[i+1:]
+	}
+	return ""
+}
+
+// feedsFingerprint identifies a set of feed ids, whatever their order:
+// the first 16 hex digits of SHA-256 over the sorted, distinct ids. Empty
+// for no feeds.
+func feedsFingerprint(ids []string) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	s := slices.Clone(ids)
+	slices.Sort(s)
+	s = slices.Compact(s)
+	h := sha256.New()
+	for _, id := range s {
+		_, _ = h.Write([]byte(id))
+		_, _ = h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
 // preferred is the member a feed belongs to among members (rendezvous

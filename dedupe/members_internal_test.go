@@ -29,3 +29,22 @@ func TestPreferredSpreads(t *testing.T) {
 		t.Errorf("%d feeds of the staying workers moved when one left", moved)
 	}
 }
+
+// TestMemberNames checks that a member name carries its feeds'
+// fingerprint, the same whatever the order of the ids, and that a name of
+// an older worker (its id alone) carries none.
+func TestMemberNames(t *testing.T) {
+	fp := feedsFingerprint([]string{"b", "a", "c"})
+	if fp == "" || fp != feedsFingerprint([]string{"c", "a", "b", "a"}) {
+		t.Fatalf("fingerprint depends on order or duplicates: %q", fp)
+	}
+	if fp == feedsFingerprint([]string{"a", "b"}) {
+		t.Fatal("two different lists have one fingerprint")
+	}
+	if got := memberFeeds(memberName("host/1/2", fp)); got != fp {
+		t.Errorf("memberFeeds(memberName(...)) = %q, want %q", got, fp)
+	}
+	if got := memberFeeds("host/1/2"); got != "" {
+		t.Errorf("an id alone has fingerprint %q, want none", got)
+	}
+}

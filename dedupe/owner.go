@@ -43,10 +43,15 @@ type Owner struct {
 	active  map[string]int
 	closing bool
 	idle    chan struct{} // signalled when a hold ends
-	// members are the running workers (Run's heartbeats), this one
-	// included; empty while Run is not running (feedworker once polls
-	// every feed it can take).
+	// members are the running workers (Run's heartbeats) as they name
+	// themselves in the store (see memberName), this one included; empty
+	// while Run is not running (feedworker once polls every feed it can
+	// take).
 	members []string
+	// feeds is the fingerprint of the feeds this worker polls (SetFeeds),
+	// "" until set; name is this worker's member name as last sent.
+	feeds string
+	name  string
 }
 
 type lease struct {
@@ -61,8 +66,13 @@ type lease struct {
 // feeds out: each takes only the feeds that rendezvous hashing over the
 // live workers gives it, and gives back the others as soon as it is not
 // polling them, so a worker that joins gets its share and one that leaves
-// hands its feeds over. Every worker must have the same feeds configured:
-// a feed given to a worker without it is not polled.
+// hands its feeds over (one that dies, when its heartbeat expires: one TTL
+// after its last heartbeat). A worker leaves a feed to the one rendezvous
+// hashing prefers only when that one polls the same feeds (the same
+// fingerprint, [Owner.SetFeeds]); otherwise it cannot know the other has
+// the feed at all, and takes the feed's lease if it is free, as without
+// sharing. Replicas with different feed lists therefore poll every feed,
+// each once at a time, but are balanced only among those with equal lists.
 func NewOwner(s FeedLeaser, id string, ttl time.Duration, log *slog.Logger) *Owner {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -72,10 +82,24 @@ func NewOwner(s FeedLeaser, id string, ttl time.Duration, log *slog.Logger) *Own
 		held: map[string]lease{}, active: map[string]int{}, idle: make(chan struct{}, 1)}
 }
 
-// notMine reports whether another running worker is given feedID; called
-// with o.mu held.
+// SetFeeds tells the owner which feeds this worker polls (at start and
+// after each reload). Only workers that told the same list share feeds out
+// by rendezvous hashing; see [NewOwner].
+func (o *Owner) SetFeeds(feedIDs []string) {
+	fp := feedsFingerprint(feedIDs)
+	o.mu.Lock()
+	o.feeds = fp
+	o.mu.Unlock()
+}
+
+// notMine reports whether another running worker is given feedID and
+// surely polls it (it told the same feeds); called with o.mu held.
 func (o *Owner) notMine(feedID string) bool {
-	return len(o.members) > 1 && preferred(o.members, feedID) != o.id
+	if len(o.members) < 2 || o.feeds == "" {
+		return false
+	}
+	p := preferred(o.members, feedID)
+	return p != o.name && memberFeeds(p) == o.feeds
 }
 
 func leaseName(feedID string) string { return "feed:" + feedID }
@@ -270,14 +294,25 @@ func (o *Owner) heartbeat(ctx context.Context) {
 	if o.ms == nil {
 		return
 	}
-	m, err := o.ms.Heartbeat(ctx, o.id, o.ttl)
+	o.mu.Lock()
+	name, prev := memberName(o.id, o.feeds), o.name
+	o.mu.Unlock()
+	if prev != "" && prev != name {
+		// The feeds changed (a reload): the entry under the old list must
+		// not outlive it, or others would leave it feeds this worker no
+		// longer polls until it expired.
+		if err := o.ms.Leave(ctx, prev); err != nil {
+			o.log.Warn("replacing the worker's member entry failed; the old one expires after the TTL", "err", err)
+		}
+	}
+	m, err := o.ms.Heartbeat(ctx, name, o.ttl)
 	if err != nil {
 		// Keep the last list: feeds are shared as before.
 		o.log.Warn("worker heartbeat failed", "err", err)
 		return
 	}
 	o.mu.Lock()
-	o.members = m
+	o.members, o.name = m, name
 	o.mu.Unlock()
 }
 
@@ -289,10 +324,14 @@ func (o *Owner) leave(ctx context.Context) {
 	}
 	o.mu.Lock()
 	o.members = nil
+	name := o.name
 	o.mu.Unlock()
+	if name == "" {
+		return // never joined
+	}
 	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := o.ms.Leave(lctx, o.id); err != nil {
+	if err := o.ms.Leave(lctx, name); err != nil {
 		o.log.Warn("leaving the workers failed; the others take over when the heartbeat expires", "err", err)
 	}
 }

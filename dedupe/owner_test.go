@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -113,6 +115,7 @@ func TestOwnersShareFeedsOut(t *testing.T) {
 		ids = append(ids, fmt.Sprint("feed", i))
 	}
 	a := dedupe.NewOwner(s, "a", ttl, nil)
+	a.SetFeeds(ids)
 	aCtx, stopA := context.WithCancel(ctx)
 	defer stopA()
 	go a.Run(aCtx)
@@ -131,6 +134,7 @@ func TestOwnersShareFeedsOut(t *testing.T) {
 	}
 	waitUntil(t, func() bool { return count(a) == len(ids) })
 	b := dedupe.NewOwner(s, "b", ttl, nil)
+	b.SetFeeds(ids)
 	bCtx, stopB := context.WithCancel(ctx)
 	bDone := make(chan struct{})
 	go func() { b.Run(bCtx); close(bDone) }()
@@ -144,4 +148,155 @@ func TestOwnersShareFeedsOut(t *testing.T) {
 	stopB()
 	<-bDone
 	waitUntil(t, func() bool { return count(a) == len(ids) })
+}
+
+// feedIDs names n feeds from first on.
+func feedIDs(first, n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprint("feed", first+i)
+	}
+	return ids
+}
+
+// pollRound is one round of a worker's poller: it asks for every feed it
+// polls and returns those it holds now.
+func pollRound(t *testing.T, o *dedupe.Owner, ids []string) map[string]bool {
+	t.Helper()
+	got, err := o.OwnAll(context.Background(), ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := map[string]bool{}
+	for id, own := range got {
+		if own {
+			held[id] = true
+		}
+	}
+	return held
+}
+
+// TestOwnersWithDifferentFeedListsPollEveryFeed runs two workers whose
+// feed lists overlap by half: a feed that rendezvous hashing prefers for
+// the worker that lacks it must still be polled, by the one that has it.
+func TestOwnersWithDifferentFeedListsPollEveryFeed(t *testing.T) {
+	s := ownerStore(t)
+	ctx, stop := context.WithCancel(context.Background())
+	const ttl = 600 * time.Millisecond
+	listA, listB := feedIDs(0, 40), feedIDs(20, 40) // feed20..feed39 in both
+	a, b := dedupe.NewOwner(s, "a", ttl, nil), dedupe.NewOwner(s, "b", ttl, nil)
+	a.SetFeeds(listA)
+	b.SetFeeds(listB)
+	var wg sync.WaitGroup
+	for _, o := range []*dedupe.Owner{a, b} {
+		wg.Add(1)
+		go func() { defer wg.Done(); o.Run(ctx) }()
+	}
+	defer func() { stop(); wg.Wait() }()
+	// Every feed of either list is held by a worker that polls it, once
+	// both know of each other (a round of heartbeats).
+	var missing []string
+	waitUntil(t, func() bool {
+		ha, hb := pollRound(t, a, listA), pollRound(t, b, listB)
+		missing = missing[:0]
+		for _, id := range feedIDs(0, 60) {
+			if ha[id] && hb[id] {
+				t.Fatalf("%s held by both workers at once", id)
+			}
+			if !ha[id] && !hb[id] {
+				missing = append(missing, id)
+			}
+		}
+		return len(missing) == 0
+	})
+	// And they stay so while both run: no feed is handed to a worker
+	// without it.
+	for range 5 {
+		time.Sleep(ttl / 3)
+		ha, hb := pollRound(t, a, listA), pollRound(t, b, listB)
+		for _, id := range feedIDs(0, 60) {
+			if !ha[id] && !hb[id] {
+				t.Errorf("%s polled by neither worker", id)
+			}
+		}
+	}
+}
+
+// deadStore is the store as a worker killed with SIGKILL sees it: once
+// dead, nothing it would send reaches Redis (no heartbeat, renewal,
+// release or leave), so its member entry and leases stay until they
+// expire.
+type deadStore struct {
+	*dedupe.Redis
+	dead atomic.Bool
+}
+
+var errKilled = errors.New("process killed")
+
+func (d *deadStore) Heartbeat(ctx context.Context, owner string, ttl time.Duration) ([]string, error) {
+	if d.dead.Load() {
+		return nil, errKilled
+	}
+	return d.Redis.Heartbeat(ctx, owner, ttl)
+}
+
+func (d *deadStore) Leave(ctx context.Context, owner string) error {
+	if d.dead.Load() {
+		return errKilled
+	}
+	return d.Redis.Leave(ctx, owner)
+}
+
+func (d *deadStore) AcquireFeedLeases(ctx context.Context, ids []string, owner string, ttl time.Duration) ([]int64, error) {
+	if d.dead.Load() {
+		return nil, errKilled
+	}
+	return d.Redis.AcquireFeedLeases(ctx, ids, owner, ttl)
+}
+
+func (d *deadStore) RenewFeedLeases(ctx context.Context, ids []string, owner string, ttl time.Duration) ([]bool, error) {
+	if d.dead.Load() {
+		return nil, errKilled
+	}
+	return d.Redis.RenewFeedLeases(ctx, ids, owner, ttl)
+}
+
+func (d *deadStore) ReleaseFeedLeases(ctx context.Context, ids []string, owner string) error {
+	if d.dead.Load() {
+		return errKilled
+	}
+	return d.Redis.ReleaseFeedLeases(ctx, ids, owner)
+}
+
+// TestOwnersTakeOverFromKilledWorker shares feeds between two workers,
+// then kills one (it stops talking to Redis mid-run, as after SIGKILL):
+// its member entry and leases expire after the TTL and the survivor
+// takes every feed.
+func TestOwnersTakeOverFromKilledWorker(t *testing.T) {
+	s := ownerStore(t)
+	ctx := context.Background()
+	const ttl = 600 * time.Millisecond
+	ids := feedIDs(0, 40)
+	ghost := &deadStore{Redis: s}
+	a, g := dedupe.NewOwner(s, "a", ttl, nil), dedupe.NewOwner(ghost, "g", ttl, nil)
+	a.SetFeeds(ids)
+	g.SetFeeds(ids)
+	aCtx, stopA := context.WithCancel(ctx)
+	gCtx, stopG := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); a.Run(aCtx) }()
+	go func() { defer wg.Done(); g.Run(gCtx) }()
+	defer func() { stopA(); stopG(); wg.Wait() }()
+	waitUntil(t, func() bool {
+		na, ng := len(pollRound(t, a, ids)), len(pollRound(t, g, ids))
+		return na > 0 && ng > 0 && na+ng == len(ids)
+	})
+	ng := len(pollRound(t, g, ids))
+	ghost.dead.Store(true)
+	stopG() // its leave and releases fail: nothing reaches Redis
+	killed := time.Now()
+	waitUntil(t, func() bool { return len(pollRound(t, a, ids)) == len(ids) })
+	t.Logf("the killed worker held %d of %d feeds; the survivor held them all %v after the kill (lease TTL %v)",
+		ng, len(ids), time.Since(killed).Round(10*time.Millisecond), ttl)
 }

@@ -230,6 +230,7 @@ func (w *Worker) Apply(ctx context.Context, next *config.Config) {
 	}
 	_, removed, _ := config.Diff(prev, next)
 	if w.leases != nil {
+		w.leases.SetFeeds(polledIDs(next))
 		for _, id := range removed {
 			if err := w.leases.Release(ctx, id); err != nil {
 				w.log.Warn("lease release failed", "feed", id, "err", err)

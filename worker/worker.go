@@ -176,6 +176,7 @@ func New(ctx context.Context, o Options) (_ *Worker, err error) {
 	var feedOwner feeds.Owner
 	if fl, ok := w.store.(dedupe.FeedLeaser); ok && w.redis != nil {
 		w.leases = dedupe.NewOwner(fl, owner, cfg.Publish.LeaseTTL.D(), w.log.With("component", "leases"))
+		w.leases.SetFeeds(polledIDs(cfg))
 		feedOwner = w.leases
 	}
 	if err := w.openWebSub(o.Registerer, owner); err != nil {
@@ -216,6 +217,18 @@ func (w *Worker) openHistory(reg prometheus.Registerer) error {
 	w.hist = newRecorder(hs, rec, w.now)
 	w.console = newConsoleState(reg)
 	return nil
+}
+
+// polledIDs are the ids of the feeds this worker polls (enabled): replicas
+// share feeds out only among those that poll the same ones.
+func polledIDs(cfg *config.Config) []string {
+	ids := make([]string, 0, len(cfg.Feeds))
+	for _, f := range cfg.Feeds {
+		if f.Enabled == nil || *f.Enabled {
+			ids = append(ids, f.ID)
+		}
+	}
+	return ids
 }
 
 // processOwner names this process in claims and leases.

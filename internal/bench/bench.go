@@ -104,7 +104,11 @@ type Options struct {
 	// StoreRedis (default both). Redis is reached only when asked for.
 	Stores   []string
 	RedisURL string
-	Seed     uint64
+	// RedisStats adds Redis's own view of each Redis cycle (see
+	// [RedisStats]): INFO commandstats and used_memory deltas and MEMORY
+	// USAGE of the run's keys by kind. It needs a Redis of the bench's own.
+	RedisStats bool
+	Seed       uint64
 	// Workers is publish.workers and Concurrency is http.max_concurrency
 	// and http.per_host_concurrency (the farm is one host) in the worker's
 	// config.
@@ -263,6 +267,10 @@ type env struct {
 	api     *apiCounter
 	sbURL   string
 	run     int
+	// rc and redisBase are the Redis and its counters before cycle 1,
+	// for Options.RedisStats.
+	rc        *redis.Client
+	redisBase redisCounters
 	// Connections the worker opened to the farm and to the API.
 	farmConns, apiConns atomic.Int64
 }
@@ -281,7 +289,12 @@ func runFloor(ctx context.Context, o Options, run int) (Floor, error) {
 }
 
 func runOnce(ctx context.Context, o Options, rc *redis.Client, run int, store string) (cycles []Cycle, err error) {
-	e := &env{o: o, run: run, store: store}
+	e := &env{o: o, run: run, store: store, rc: rc}
+	if store == StoreRedis && o.RedisStats {
+		if e.redisBase, err = readCounters(ctx, rc); err != nil {
+			return nil, err
+		}
+	}
 	if store == StoreRedis {
 		e.prefix = "fw-bench-" + randomHex(6) + ":"
 		defer func() {
@@ -452,6 +465,13 @@ func (e *env) cycle(ctx context.Context, n int, cfg string) (Cycle, error) {
 	farmReq, farm304 := e.farm.Requests(), e.farm.NotModified()
 	farmConns, apiConns := e.farmConns.Load(), e.apiConns.Load()
 	api0 := e.api.snapshot()
+	var redis0 redisCounters
+	if e.store == StoreRedis && o.RedisStats {
+		var err error
+		if redis0, err = readCounters(ctx, e.rc); err != nil {
+			return Cycle{}, err
+		}
+	}
 	o.Logger.Info("cycle", "run", e.run+1, "store", e.store, "cycle", n)
 	stopProfile, err := e.profileServers(name)
 	if err != nil {
@@ -507,6 +527,11 @@ func (e *env) cycle(ctx context.Context, n int, cfg string) (Cycle, error) {
 		Updated:         int(api.updated),
 		Polls:           wr.Polls,
 		RedisRoundTrips: wr.RedisRoundTrips,
+	}
+	if e.store == StoreRedis && o.RedisStats {
+		if c.Redis, err = redisStats(ctx, e.rc, e.prefix, e.redisBase, redis0); err != nil {
+			return Cycle{}, fmt.Errorf("cycle %d: %w", n, err)
+		}
 	}
 	c.derive(o, api)
 	if !recovered.IsZero() && api.last.After(recovered) {

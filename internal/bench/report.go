@@ -65,6 +65,9 @@ type Cycle struct {
 	// AfterRecovery is how long after an outage (Options.Outage) ended
 	// the last write was confirmed (seconds; zero without one).
 	AfterRecovery float64 `json:"delivered_after_recovery_s"`
+	// Redis is Redis's own view of the cycle (Options.RedisStats; nil
+	// otherwise). Medians keep the first run's.
+	Redis *RedisStats `json:"redis,omitempty"`
 }
 
 // derive fills the rates and ratios from the counts.
@@ -81,6 +84,14 @@ func (c *Cycle) derive(o Options, api apiCounts) {
 	if items > 0 {
 		c.RoundTripsPerItem = float64(c.RedisRoundTrips) / items
 		c.CPUPerItemUS = c.CPU / items * 1e6
+	}
+	if c.Redis != nil {
+		if c.Polls > 0 {
+			c.Redis.CommandsPerPoll = float64(c.Redis.Commands) / float64(c.Polls)
+		}
+		if items > 0 {
+			c.Redis.CommandsPerItem = float64(c.Redis.Commands) / items
+		}
 	}
 	if api.nwrites >= 2 {
 		if d := api.last.Sub(api.first).Seconds(); d > 0 {
@@ -296,6 +307,7 @@ func medians(runs [][]Cycle) []Cycle {
 			RateLimitRatio:    f(func(c Cycle) float64 { return c.RateLimitRatio }),
 			CPUPerItemUS:      f(func(c Cycle) float64 { return c.CPUPerItemUS }),
 			AfterRecovery:     f(func(c Cycle) float64 { return c.AfterRecovery }),
+			Redis:             col[0].Redis,
 		}
 	}
 	return out
@@ -384,6 +396,7 @@ func writeCycles(w io.Writer, o ReportOptions, cycles []Cycle) error {
 			c.FeedRequests, c.FeedNotModified, c.APIRequests, c.APIRateLimited, c.FeedConns, c.APIConns, c.Created, c.Updated,
 			c.RedisRoundTrips, c.RoundTripsPerPoll, perItem, c.DeliveredRate, ratio)
 	}
+	writeRedisStats(tw, cycles)
 	if o.Outage != "" && len(cycles) > 0 {
 		fmt.Fprintf(tw, "\ncycle 1: every API request failed for the first %s; the last item was confirmed %.3f s after the recovery\n",
 			o.Outage, cycles[0].AfterRecovery)
