@@ -96,6 +96,21 @@ type PollerOptions struct {
 	Rand *rand.Rand
 	// Observer, when set, is told what every poll did.
 	Observer PollObserver
+	// Store, when set, is the state of the store polls are recorded in:
+	// Run fetches nothing while it is down (a fetch that cannot be
+	// recorded is load on the source for nothing), and spreads the polls
+	// that fell due meanwhile over StoreSpread once it is back.
+	Store StoreGate
+	// StoreSpread is the window the polls due during a store outage are
+	// spread over after it (default 10s).
+	StoreSpread time.Duration
+}
+
+// StoreGate is the store's up/down state (PollerOptions.Store).
+type StoreGate interface {
+	Up() bool
+	// Wait returns once the store is up, or ctx's error.
+	Wait(ctx context.Context) error
 }
 
 // FeedStatus is one feed's line on the status page.
@@ -151,6 +166,8 @@ type Poller struct {
 	handler  Handler
 	owner    Owner
 	observer PollObserver
+	store    StoreGate
+	spread   time.Duration
 	log      *slog.Logger
 	sched    Schedule
 	metrics  *metrics
@@ -231,6 +248,8 @@ func NewPoller(o PollerOptions) (*Poller, error) {
 		handler:  o.Handler,
 		owner:    o.Owner,
 		observer: o.Observer,
+		store:    o.Store,
+		spread:   o.StoreSpread,
 		log:      o.Logger,
 		sched:    NewSchedule(o.HTTP),
 		metrics:  m,
@@ -259,6 +278,9 @@ func NewPoller(o PollerOptions) (*Poller, error) {
 	}
 	if p.rnd == nil {
 		p.rnd = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
+	if p.spread <= 0 {
+		p.spread = 10 * time.Second
 	}
 	return p, nil
 }
@@ -415,6 +437,12 @@ func (p *Poller) Run(ctx context.Context) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
+		if p.store != nil && !p.store.Up() {
+			if p.store.Wait(ctx) != nil {
+				return p.shutdown(&wg, cancelPolls)
+			}
+			p.spreadDue()
+		}
 		wait := p.dispatch(polls, &wg)
 		timer.Reset(wait)
 		select {
@@ -447,6 +475,20 @@ func (p *Poller) shutdown(wg *sync.WaitGroup, cancelPolls context.CancelFunc) er
 	}
 	p.log.Info("poller stopped")
 	return nil
+}
+
+// spreadDue moves the polls that fell due while the store was down to
+// random times within the spread window, so that they do not all start,
+// and hit the store and the sources, at once.
+func (p *Poller) spreadDue() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	for _, fs := range p.feeds {
+		if fs.scheduled() && !fs.inFlight && !fs.next.After(now) {
+			fs.next = now.Add(time.Duration(p.rnd.Int64N(int64(p.spread))))
+		}
+	}
 }
 
 // idleWait is how long Run sleeps when no feed is scheduled; Update wakes it.

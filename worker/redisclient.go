@@ -25,6 +25,12 @@ func RedisClient(r config.Redis) (redis.UniversalClient, error) {
 	if err != nil {
 		return nil, err
 	}
+	// redis.timeout bounds every step of every call: a frozen server is
+	// an error within it, never a call that hangs (store health).
+	t := r.Timeout.D()
+	if t <= 0 {
+		t = config.Default().Redis.Timeout.D()
+	}
 	switch r.Topology() {
 	case config.RedisSentinel:
 		return redis.NewFailoverClient(&redis.FailoverOptions{
@@ -36,13 +42,21 @@ func RedisClient(r config.Redis) (redis.UniversalClient, error) {
 			Password:         r.Password,
 			DB:               r.DB,
 			TLSConfig:        tc,
+			DialTimeout:      t,
+			ReadTimeout:      t,
+			WriteTimeout:     t,
+			PoolTimeout:      t,
 		}), nil
 	case config.RedisCluster:
 		return redis.NewClusterClient(&redis.ClusterOptions{
 			Addrs:     r.Addrs,
 			Username:  r.Username,
-			Password:  r.Password,
-			TLSConfig: tc,
+			Password:     r.Password,
+			TLSConfig:    tc,
+			DialTimeout:  t,
+			ReadTimeout:  t,
+			WriteTimeout: t,
+			PoolTimeout:  t,
 		}), nil
 	}
 	var opts *redis.Options
@@ -65,6 +79,7 @@ func RedisClient(r config.Redis) (redis.UniversalClient, error) {
 		}
 		opts.TLSConfig = tc
 	}
+	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.PoolTimeout = t, t, t, t
 	return redis.NewClient(opts), nil
 }
 

@@ -29,6 +29,10 @@ type Status struct {
 	Unreadable []UnreadableAnswer `json:"unreadable_answers"`
 	// Pacing is how the worker paces itself to the service.
 	Pacing *APIStatus `json:"pacing"`
+	// Stale is set when the store did not answer: the page is the last
+	// known state, from Generated, and StoreProblem says why.
+	Stale        bool   `json:"stale"`
+	StoreProblem string `json:"store_problem,omitempty"`
 }
 
 // UnreadableAnswer is one feed and cause of answers the client could not

@@ -86,6 +86,8 @@ type Worker struct {
 	// websubLive is set while the callback listener serves.
 	websubLive atomic.Bool
 	metrics    *metrics
+	health     *storeHealth
+	lastStatus lastStatus // what the console shows while the store does not answer
 	hist       *recorder  // the console's history
 	api        *apiWindow // the API's last hour, for the console
 	console    *consoleState
@@ -129,9 +131,12 @@ func New(ctx context.Context, o Options) (_ *Worker, err error) {
 	if w.mappings, err = compileMappings(cfg); err != nil {
 		return nil, err
 	}
+	w.health = newStoreHealth(o.Registerer, o.Logger.With("component", "store"), storeName(cfg), cfg.Redis.Timeout.D())
+	w.log = slog.New(quietWhileDown{o.Logger.Handler(), w.health})
 	if err := w.openStore(ctx); err != nil {
 		return nil, err
 	}
+	w.watchStore()
 	if err := w.openHistory(o.Registerer); err != nil {
 		return nil, err
 	}
@@ -166,6 +171,7 @@ func New(ctx context.Context, o Options) (_ *Worker, err error) {
 		// The store forgot what it held: fetch every feed in full again,
 		// so that what it forgot is seen, and reconciled, again.
 		OnStoreLoss: func() { w.poller.Refetch() },
+		Health:      w.health,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("publisher: %w", err)
@@ -194,6 +200,7 @@ func New(ctx context.Context, o Options) (_ *Worker, err error) {
 		Registerer: o.Registerer,
 		Grace:      cfg.Publish.ShutdownGrace.D(),
 		Observer:   w.hist,
+		Store:      w.health,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("poller: %w", err)
@@ -253,7 +260,7 @@ func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Stor
 				return nil, fmt.Errorf("embedded store %s: %w", path, err)
 			}
 		}
-		b, err := dedupe.OpenBolt(path, dedupe.BoltOptions{Retention: cfg.Store.Retention.D()})
+		b, err := dedupe.OpenBolt(path, dedupe.BoltOptions{Retention: cfg.Store.Retention.D(), CallTimeout: cfg.Redis.Timeout.D()})
 		if errors.Is(err, dedupe.ErrLocked) {
 			return nil, fmt.Errorf("embedded store %s: a worker running with this store holds its lock until it stops; "+
 				"stop it first (see the README: \"With the embedded store\"): %w", path, err)
