@@ -49,8 +49,8 @@ func RedisClient(r config.Redis) (redis.UniversalClient, error) {
 		}), nil
 	case config.RedisCluster:
 		return redis.NewClusterClient(&redis.ClusterOptions{
-			Addrs:     r.Addrs,
-			Username:  r.Username,
+			Addrs:        r.Addrs,
+			Username:     r.Username,
 			Password:     r.Password,
 			TLSConfig:    tc,
 			DialTimeout:  t,
