@@ -160,7 +160,9 @@ func (h *storeHealth) Run(ctx context.Context) {
 		if !down && !h.probeUp {
 			continue
 		}
-		pctx, cancel := context.WithTimeout(ctx, h.timeout)
+		// Past the client's own bounds, so that the cause logged is the
+		// client's (an i/o timeout, a refused dial), not this deadline.
+		pctx, cancel := context.WithTimeout(ctx, 3*h.timeout)
 		err := h.probe(pctx)
 		cancel()
 		if ctx.Err() != nil {
