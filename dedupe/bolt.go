@@ -206,6 +206,21 @@ func (b *Bolt) view(ctx context.Context, op string, fn func(tx *bolt.Tx) error) 
 	return nil
 }
 
+// stepEvery is how many items a transaction handles between two looks at
+// its context: a feed of 100,000 items is one transaction, and a stop must
+// not wait for all of it.
+const stepEvery = 1024
+
+// stepCheck returns ctx's error every stepEvery items: the transaction
+// then rolls back whole, so a stop leaves nothing half-recorded and the
+// next process records the feed again from the start.
+func stepCheck(ctx context.Context, n int) error {
+	if n%stepEvery == 0 {
+		return ctx.Err()
+	}
+	return nil
+}
+
 // feedBuckets are one feed's buckets; nil in a read transaction when the
 // feed is unknown.
 type feedBuckets struct{ rec, seen, idx, val *bolt.Bucket }
@@ -327,7 +342,10 @@ func (b *Bolt) Diff(ctx context.Context, feedID string, items []Item, v *Validat
 		first, _ := f.seen.Cursor().First()
 		d.Known = f.val.Get([]byte("at")) != nil || first != nil
 		dirty := false
-		for _, i := range keyOrder(len(items), func(i int) string { return items[i].ExternalID }) {
+		for n, i := range keyOrder(len(items), func(i int) string { return items[i].ExternalID }) {
+			if err := stepCheck(ctx, n); err != nil {
+				return err
+			}
 			it := items[i]
 			r, ok, err := f.record(it.ExternalID)
 			if err != nil {
@@ -423,7 +441,10 @@ func (b *Bolt) Commit(ctx context.Context, feedID string, changes []Change, v *V
 			return err
 		}
 		o := outboxOf(tx)
-		for _, i := range keyOrder(len(changes), func(i int) string { return changes[i].ExternalID }) {
+		for n, i := range keyOrder(len(changes), func(i int) string { return changes[i].ExternalID }) {
+			if err := stepCheck(ctx, n); err != nil {
+				return err
+			}
 			c := changes[i]
 			member := Key{feedID, c.ExternalID}.String()
 			r, ok, err := f.record(c.ExternalID)

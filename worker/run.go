@@ -290,12 +290,7 @@ func (w *Worker) admin() *Admin {
 			{Name: "store", Run: func(ctx context.Context) error {
 				// The health's state, never a store call: /readyz
 				// answers at once while the store hangs.
-				if err := w.StoreProblem(); err != nil && w.redis != nil {
-					return RedisProblem(w.config().Redis, err)
-				} else if err != nil {
-					return err
-				}
-				return nil
+				return w.StoreProblem()
 			}},
 			{Name: "api", Run: w.apiCheck()},
 		},

@@ -39,6 +39,9 @@ type storeHealth struct {
 	// backlog reads, when the store is back, the polls that fell due and
 	// the items waiting in the outbox.
 	backlog func(ctx context.Context) (polls, items int)
+	// explain, when set, words a cause in terms of the setting to fix
+	// (RedisProblem).
+	explain func(error) error
 	timeout time.Duration
 
 	upGauge prometheus.Gauge
@@ -108,7 +111,7 @@ func (h *storeHealth) Problem() error {
 	if !h.down {
 		return nil
 	}
-	return fmt.Errorf("%s down for %s: %s", h.name, time.Since(h.since).Round(time.Second), h.cause)
+	return fmt.Errorf("down for %s: %s", time.Since(h.since).Round(time.Second), h.cause)
 }
 
 func (h *storeHealth) markDown(err error) {
@@ -116,6 +119,9 @@ func (h *storeHealth) markDown(err error) {
 	defer h.mu.Unlock()
 	if h.down {
 		return
+	}
+	if h.explain != nil {
+		err = h.explain(err)
 	}
 	h.down, h.since, h.cause = true, time.Now(), err.Error()
 	h.back = make(chan struct{})
@@ -170,7 +176,9 @@ func (h *storeHealth) Run(ctx context.Context) {
 		}
 		switch {
 		case err != nil:
-			h.Observe(err)
+			// Any failed probe: a server that refuses the credentials
+			// is as unusable as one that does not answer.
+			h.markDown(err)
 		case down:
 			h.markUp(ctx)
 		}
@@ -279,17 +287,28 @@ func storeCaused(r slog.Record) bool {
 	return found
 }
 
-// watchStore connects the health to the open store: Redis reports every
+// watchStore connects the health to the open store (down at once when
+// problem, the check at open, failed). It connects the health to the open store: Redis reports every
 // command through a hook and is probed with PING; the embedded store
 // reports through the publisher and is probed, while down, with a read.
-func (w *Worker) watchStore() {
+func (w *Worker) watchStore(problem error) {
 	h := w.health
 	if w.redis != nil {
+		r := w.cfg.Redis
+		h.explain = func(err error) error {
+			if _, told := errors.AsType[*redisProblem](err); told {
+				return err
+			}
+			return RedisProblem(r, err)
+		}
 		w.redis.AddHook(healthHook{h})
 		h.probe = func(ctx context.Context) error { return w.redis.Ping(ctx).Err() }
 		h.probeUp = true
 	} else {
 		h.probe = func(ctx context.Context) error { _, err := w.store.Stats(ctx, time.Now()); return err }
+	}
+	if problem != nil {
+		h.markDown(problem)
 	}
 	h.backlog = func(ctx context.Context) (polls, items int) {
 		now := time.Now()

@@ -133,10 +133,11 @@ func New(ctx context.Context, o Options) (_ *Worker, err error) {
 	}
 	w.health = newStoreHealth(o.Registerer, o.Logger.With("component", "store"), storeName(cfg), cfg.Redis.Timeout.D())
 	w.log = slog.New(quietWhileDown{o.Logger.Handler(), w.health})
-	if err := w.openStore(ctx); err != nil {
+	problem, err := w.openStore(ctx)
+	if err != nil {
 		return nil, err
 	}
-	w.watchStore()
+	w.watchStore(problem)
 	if err := w.openHistory(o.Registerer); err != nil {
 		return nil, err
 	}
@@ -228,14 +229,14 @@ func processOwner() string {
 	return fmt.Sprintf("%s/%d/%d", host, os.Getpid(), time.Now().UnixNano()%1e6)
 }
 
-func (w *Worker) openStore(ctx context.Context) error {
+func (w *Worker) openStore(ctx context.Context) (problem error, err error) {
 	st, err := OpenStore(ctx, w.cfg, w.log)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	w.store, w.redis = st.Store, st.Redis
 	w.closers = append(w.closers, st.Close)
-	return nil
+	return st.Problem, nil
 }
 
 // Store is the store the config names, open.
@@ -243,6 +244,8 @@ type Store struct {
 	dedupe.Store
 	// Redis is the client behind a Redis store; nil for the embedded one.
 	Redis redis.UniversalClient
+	// Problem is why Redis was not usable at open (nil: it was).
+	Problem error
 }
 
 // OpenStore opens the configured store: Redis when redis.url or
@@ -278,6 +281,7 @@ func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Stor
 	st := &Store{Store: rs, Redis: rc}
 	if err := checkRedis(ctx, cfg.Redis, rc); err != nil {
 		log.Error("redis is not usable yet; nothing is taken from feeds or published until it is (retrying)", "err", err)
+		st.Problem = err
 		return st, nil
 	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
