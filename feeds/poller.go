@@ -99,12 +99,14 @@ type PollerOptions struct {
 	// Store, when set, is the state of the store polls are recorded in:
 	// Run fetches nothing while it is down (a fetch that cannot be
 	// recorded is load on the source for nothing), and spreads the polls
-	// that fell due meanwhile over StoreSpread once it is back.
+	// that fell due meanwhile over storeSpread once it is back.
 	Store StoreGate
-	// StoreSpread is the window the polls due during a store outage are
-	// spread over after it (default 10s).
-	StoreSpread time.Duration
 }
+
+// storeSpread is the window the polls that fell due during a store outage
+// are spread over after it: not all at once, and soon enough that what the
+// feeds published meanwhile is delivered within seconds.
+const storeSpread = 10 * time.Second
 
 // StoreGate is the store's up/down state (PollerOptions.Store).
 type StoreGate interface {
@@ -167,7 +169,6 @@ type Poller struct {
 	owner    Owner
 	observer PollObserver
 	store    StoreGate
-	spread   time.Duration
 	log      *slog.Logger
 	sched    Schedule
 	metrics  *metrics
@@ -249,7 +250,6 @@ func NewPoller(o PollerOptions) (*Poller, error) {
 		owner:    o.Owner,
 		observer: o.Observer,
 		store:    o.Store,
-		spread:   o.StoreSpread,
 		log:      o.Logger,
 		sched:    NewSchedule(o.HTTP),
 		metrics:  m,
@@ -278,9 +278,6 @@ func NewPoller(o PollerOptions) (*Poller, error) {
 	}
 	if p.rnd == nil {
 		p.rnd = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
-	}
-	if p.spread <= 0 {
-		p.spread = 10 * time.Second
 	}
 	return p, nil
 }
@@ -486,7 +483,7 @@ func (p *Poller) spreadDue() {
 	now := time.Now()
 	for _, fs := range p.feeds {
 		if fs.scheduled() && !fs.inFlight && !fs.next.After(now) {
-			fs.next = now.Add(time.Duration(p.rnd.Int64N(int64(p.spread))))
+			fs.next = now.Add(time.Duration(p.rnd.Int64N(int64(storeSpread))))
 		}
 	}
 }
