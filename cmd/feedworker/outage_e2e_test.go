@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -107,6 +108,25 @@ func TestStoreOutages(t *testing.T) {
 			code, body := readyz(admin)
 			return code == http.StatusServiceUnavailable && strings.Contains(body, "store: ")
 		})
+		// The console answers from the last known state, marked stale,
+		// naming the store.
+		var st struct {
+			Stale        bool   `json:"stale"`
+			StoreProblem string `json:"store_problem"`
+			Feeds        []any  `json:"feeds"`
+		}
+		resp, err := http.Get("http://" + admin + "/status.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+		if err != nil || !st.Stale || !strings.Contains(st.StoreProblem, "redis") || len(st.Feeds) != feeds {
+			t.Errorf("%s: /status.json while the store is down: stale %v, store_problem %q, %d feeds (%v); want stale, naming redis, %d feeds",
+				name, st.Stale, st.StoreProblem, len(st.Feeds), err, feeds)
+		} else {
+			t.Logf("%s: /status.json: stale, %s", name, st.StoreProblem)
+		}
 		time.Sleep(4 * time.Second)
 		if n := e.farm.Requests() - fetchesAtDown; n != 0 {
 			t.Errorf("%s: %d feed requests while the store was down; want none", name, n)
