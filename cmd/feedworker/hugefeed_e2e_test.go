@@ -37,7 +37,14 @@ func hugeFeed(n int) []byte {
 // feed of 100,000 items (fetch, map, one store commit), with the embedded
 // store and with Redis: the process ends within 10 s, and the next `once`
 // records the feed and delivers its items exactly once.
+//
+// Opt-in (FEEDWORKER_HUGE_FEED=1): the follow-up `once` parses, reconciles
+// (1,000 look-ups) and records 100,000 items, which took over 8 minutes on
+// the shared 2-core machine.
 func TestStopDuringAHugeFeed(t *testing.T) {
+	if os.Getenv("FEEDWORKER_HUGE_FEED") != "1" {
+		t.Skip("set FEEDWORKER_HUGE_FEED=1: the follow-up pass over 100,000 items takes minutes")
+	}
 	const items = 100_000
 	body := hugeFeed(items)
 	for _, store := range []string{"embedded", "redis"} {
