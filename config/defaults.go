@@ -17,7 +17,7 @@ func builtin(version string) Config {
 			TemplatePath: "/v3/{type}/template",
 			SandboxStyle: "strict",
 		},
-		Redis: Redis{Prefix: "feedworker:", Partitions: 16},
+		Redis: Redis{Prefix: "feedworker:", Partitions: 16, Timeout: Duration(3 * time.Second)},
 		Store: Store{
 			Path:      "feedworker.db",
 			Retention: Duration(90 * 24 * time.Hour),
@@ -40,7 +40,7 @@ func builtin(version string) Config {
 			MaxBackoff:    Duration(time.Hour),
 			ClaimTTL:      Duration(5 * time.Minute),
 			LeaseTTL:      Duration(time.Minute),
-			ShutdownGrace: Duration(30 * time.Second),
+			ShutdownGrace: Duration(8 * time.Second),
 			MaxBacklog:    2000,
 		},
 		Admin: Admin{Listen: "127.0.0.1:9090", History: 200},

@@ -18,7 +18,7 @@ func TestBuiltinDefaults(t *testing.T) {
 	d := func(s string) Duration { v, _ := ParseDuration(s); return Duration(v) }
 	want := Config{
 		API:   API{BaseURL: "https://api.example.com", Token: "t", RateBurst: 1, Timeout: d("30s"), TemplatePath: "/v3/{type}/template", SandboxStyle: "strict"},
-		Redis: Redis{Prefix: "feedworker:", Partitions: 16},
+		Redis: Redis{Prefix: "feedworker:", Partitions: 16, Timeout: d("3s")},
 		Store: Store{Path: "feedworker.db", Retention: d("90d")},
 		HTTP: HTTP{
 			UserAgent:      "feedworker/test (+https://github.com/feedworker/feedworker)",
@@ -27,7 +27,7 @@ func TestBuiltinDefaults(t *testing.T) {
 			MaxConcurrency:           32, PerHostConcurrency: 4,
 			MinInterval: d("1m"), MaxInterval: d("24h"), MaxBackoff: d("6h"),
 		},
-		Publish: Publish{Workers: 8, MaxBackoff: d("1h"), ClaimTTL: d("5m"), LeaseTTL: d("1m"), ShutdownGrace: d("30s"), MaxBacklog: 2000},
+		Publish: Publish{Workers: 8, MaxBackoff: d("1h"), ClaimTTL: d("5m"), LeaseTTL: d("1m"), ShutdownGrace: d("8s"), MaxBacklog: 2000},
 		Admin:   Admin{Listen: "127.0.0.1:9090", History: 200},
 		WebSub:  WebSub{Listen: ":8091", Lease: d("7d"), FallbackInterval: d("6h")},
 		Log:     Log{Level: "info", Format: "text"},

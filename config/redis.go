@@ -54,6 +54,7 @@ func readRedisPassword(cfg *Config, probs *Problems) {
 
 // redis checks the store settings: one topology, described consistently.
 func (c checker) redis(r Redis, s Store) {
+	c.positive("redis.timeout", r.Timeout)
 	if r.URL != "" {
 		u, err := url.Parse(r.URL)
 		if err != nil || !slices.Contains([]string{"redis", "rediss", "unix"}, u.Scheme) {

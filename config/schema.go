@@ -118,6 +118,11 @@ type Redis struct {
 	// 0; with Sentinel set 1, and min-replicas-to-write 1 on the servers).
 	// Not with cluster.
 	WaitReplicas int `yaml:"wait_replicas"`
+	// Timeout bounds every store call (default 3s): the Redis dial, read,
+	// write and connection-pool waits, and the embedded store's calls. A
+	// store that does not answer within it counts as down: nothing is
+	// fetched until it answers again (see the README: store outages).
+	Timeout Duration `yaml:"timeout"`
 }
 
 // RedisTLS is TLS to Redis.
@@ -224,8 +229,10 @@ type Publish struct {
 	// is gone (killed) are taken over by another at once.
 	ClaimTTL Duration `yaml:"claim_ttl"`
 	LeaseTTL Duration `yaml:"lease_ttl"`
-	// ShutdownGrace is how long in-flight sends may finish after a stop
-	// signal (default 30s).
+	// ShutdownGrace is the shutdown budget: how long in-flight work may
+	// finish after a stop signal before it is cut short (default 8s), so
+	// that the process ends within about this plus 2s. Keep it below the
+	// platform's kill deadline (Kubernetes terminationGracePeriodSeconds).
 	ShutdownGrace Duration `yaml:"shutdown_grace"`
 	// MaxBacklog is how many items this worker may have queued and not yet
 	// delivered before polling waits for deliveries (default 2000; 0 turns

@@ -27,7 +27,18 @@ type BoltOptions struct {
 	// waits before it is offered again (default 30s, the publisher's send
 	// timeout), so that a POST cut by that process's death can land first.
 	ReclaimDelay time.Duration
+	// CallTimeout bounds how long a caller waits for one read (default:
+	// no bound; the worker passes redis.timeout); past it the read returns
+	// [ErrStoreTimeout]. A write waits while its context lasts: a large
+	// commit may rightly take longer, and one given up on runs on and may
+	// still commit, like a Redis script whose reply was lost (callers
+	// treat such an error as "maybe applied").
+	CallTimeout time.Duration
 }
+
+// ErrStoreTimeout reports a store call that did not finish within its
+// bound (BoltOptions.CallTimeout).
+var ErrStoreTimeout = errors.New("store call timed out")
 
 // Bolt is the [Store] in an embedded bbolt file, for one worker process
 // without Redis. bbolt locks the file, so one process at a time uses it;
@@ -47,6 +58,8 @@ type Bolt struct {
 	closeErr   error
 	retention  time.Duration
 	sweepLimit int
+	// callTimeout bounds each call (BoltOptions.CallTimeout).
+	callTimeout time.Duration
 }
 
 var _ Store = (*Bolt)(nil)
@@ -133,7 +146,7 @@ func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	return &Bolt{db: db, group: newGroupCommitter(db), retention: o.Retention, sweepLimit: o.SweepLimit}, nil
+	return &Bolt{db: db, group: newGroupCommitter(db), retention: o.Retention, sweepLimit: o.SweepLimit, callTimeout: o.CallTimeout}, nil
 }
 
 // Close closes the database file, after the writes under way.
@@ -151,18 +164,59 @@ func (b *Bolt) update(ctx context.Context, op string, fn func(tx *bolt.Tx) error
 	}
 	// Every write is group-committed (see bolt_group.go): fn may run
 	// twice and must set its results afresh.
-	if err := b.group.write(fn); err != nil {
+	if err := b.bounded(ctx, 0, func() error { return b.group.write(fn) }); err != nil {
 		return fmt.Errorf("bolt %s: %w", op, err)
 	}
 	return nil
+}
+
+// bounded runs call, waiting for it while ctx lasts and at most limit
+// (0: no limit). A bbolt transaction cannot be interrupted: one given up
+// on runs to its end in the background. Its fn sets the caller's results,
+// which the caller reads only after a nil error, never returned early.
+func (b *Bolt) bounded(ctx context.Context, limit time.Duration, call func() error) error {
+	if ctx.Done() == nil && limit <= 0 {
+		return call()
+	}
+	done := make(chan error, 1)
+	go func() { done <- call() }()
+	var expired <-chan time.Time
+	if limit > 0 {
+		t := time.NewTimer(limit)
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-expired:
+		return fmt.Errorf("%w: no answer within %s (the embedded store's disk is slow or stuck)", ErrStoreTimeout, limit)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (b *Bolt) view(ctx context.Context, op string, fn func(tx *bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("bolt %s: %w", op, err)
 	}
-	if err := b.db.View(fn); err != nil {
+	if err := b.bounded(ctx, b.callTimeout, func() error { return b.db.View(fn) }); err != nil {
 		return fmt.Errorf("bolt %s: %w", op, err)
+	}
+	return nil
+}
+
+// stepEvery is how many items a transaction handles between two looks at
+// its context: a feed of 100,000 items is one transaction, and a stop must
+// not wait for all of it.
+const stepEvery = 1024
+
+// stepCheck returns ctx's error every stepEvery items: the transaction
+// then rolls back whole, so a stop leaves nothing half-recorded and the
+// next process records the feed again from the start.
+func stepCheck(ctx context.Context, n int) error {
+	if n%stepEvery == 0 {
+		return ctx.Err()
 	}
 	return nil
 }
@@ -288,7 +342,10 @@ func (b *Bolt) Diff(ctx context.Context, feedID string, items []Item, v *Validat
 		first, _ := f.seen.Cursor().First()
 		d.Known = f.val.Get([]byte("at")) != nil || first != nil
 		dirty := false
-		for _, i := range keyOrder(len(items), func(i int) string { return items[i].ExternalID }) {
+		for n, i := range keyOrder(len(items), func(i int) string { return items[i].ExternalID }) {
+			if err := stepCheck(ctx, n); err != nil {
+				return err
+			}
 			it := items[i]
 			r, ok, err := f.record(it.ExternalID)
 			if err != nil {
@@ -384,7 +441,10 @@ func (b *Bolt) Commit(ctx context.Context, feedID string, changes []Change, v *V
 			return err
 		}
 		o := outboxOf(tx)
-		for _, i := range keyOrder(len(changes), func(i int) string { return changes[i].ExternalID }) {
+		for n, i := range keyOrder(len(changes), func(i int) string { return changes[i].ExternalID }) {
+			if err := stepCheck(ctx, n); err != nil {
+				return err
+			}
 			c := changes[i]
 			member := Key{feedID, c.ExternalID}.String()
 			r, ok, err := f.record(c.ExternalID)

@@ -135,7 +135,9 @@ func (b *Bolt) Claim(ctx context.Context, owner string, max int, ttl time.Durati
 			}
 			scanned++
 			member := string(k[8:])
-			if _, held := claimedBy(o.claims, member, wall); !held {
+			// A claim of this same owner string is one whose answer
+			// was lost (a timeout): the retry of that call takes it again.
+			if cur, held := claimedBy(o.claims, member, wall); !held || cur == owner {
 				members = append(members, member)
 			}
 		}

@@ -41,7 +41,9 @@
 // may claim the same item twice (after its first claim lapsed) must use a
 // distinct owner string per claim, or it cannot tell the lapsed claim from
 // the new one: package publish adds a sequence number to its process name
-// for every claim call.
+// for every claim call. A claim call repeated with the same owner string
+// (its answer was lost to a timeout) takes again what the first took, so
+// a lost answer never leaves items claimed by nobody who knows it.
 //
 // # Bounded state
 //

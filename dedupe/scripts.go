@@ -183,8 +183,14 @@ local dead, ndead = {}, 0
 for i = 6, #ARGV do dead[ARGV[i]] = true; ndead = ndead + 1 end
 local function take(ck)
   if redis.call("SET", ck, owner, "NX", "PX", ttl) then return true end
-  if ndead == 0 then return false end
   local cur = redis.call("GET", ck)
+  -- The same owner string: a claim call whose answer was lost (a
+  -- timeout), retried; it takes what it took again.
+  if cur == owner then
+    redis.call("PEXPIRE", ck, ttl)
+    return true
+  end
+  if ndead == 0 then return false end
   if cur and dead[string.match(cur, "^(.*)#[^#]*$") or cur] then
     redis.call("SET", ck, owner, "PX", ttl)
     return true

@@ -305,7 +305,7 @@ func (f *Fetcher) fetchHTTP(ctx context.Context, u *url.URL, v Validators) (*Res
 	if err != nil {
 		return res, err
 	}
-	feed, cal, info, err := parseAny(body, res.ContentType, f.maxBody)
+	feed, cal, info, err := parseStoppable(ctx, body, res.ContentType, f.maxBody)
 	if err != nil {
 		return res, err
 	}

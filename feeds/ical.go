@@ -2,6 +2,7 @@ package feeds
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -48,6 +49,30 @@ func ParseCalendar(body []byte) (cal *ical.Calendar, err error) {
 
 // parseAny parses a fetched body as iCalendar when it is one, else as a
 // feed.
+// parseStoppable is parseAny, given up on when ctx ends first: parsing a
+// document of 100,000 items takes seconds gofeed cannot be interrupted
+// in, and a stop must not wait for it. Parsing has no side effect, so the
+// abandoned parse only costs CPU until it ends.
+func parseStoppable(ctx context.Context, body []byte, contentType string, maxSize int64) (*gofeed.Feed, *ical.Calendar, parseInfo, error) {
+	type parsed struct {
+		feed *gofeed.Feed
+		cal  *ical.Calendar
+		info parseInfo
+		err  error
+	}
+	done := make(chan parsed, 1)
+	go func() {
+		feed, cal, info, err := parseAny(body, contentType, maxSize)
+		done <- parsed{feed, cal, info, err}
+	}()
+	select {
+	case p := <-done:
+		return p.feed, p.cal, p.info, p.err
+	case <-ctx.Done():
+		return nil, nil, parseInfo{}, fmt.Errorf("parse stopped: %w", ctx.Err())
+	}
+}
+
 func parseAny(body []byte, contentType string, maxSize int64) (*gofeed.Feed, *ical.Calendar, parseInfo, error) {
 	if isCalendar(body, contentType) {
 		cal, err := ParseCalendar(body)

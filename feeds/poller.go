@@ -96,6 +96,23 @@ type PollerOptions struct {
 	Rand *rand.Rand
 	// Observer, when set, is told what every poll did.
 	Observer PollObserver
+	// Store, when set, is the state of the store polls are recorded in:
+	// Run fetches nothing while it is down (a fetch that cannot be
+	// recorded is load on the source for nothing), and spreads the polls
+	// that fell due meanwhile over storeSpread once it is back.
+	Store StoreGate
+}
+
+// storeSpread is the window the polls that fell due during a store outage
+// are spread over after it: not all at once, and soon enough that what the
+// feeds published meanwhile is delivered within seconds.
+const storeSpread = 10 * time.Second
+
+// StoreGate is the store's up/down state (PollerOptions.Store).
+type StoreGate interface {
+	Up() bool
+	// Wait returns once the store is up, or ctx's error.
+	Wait(ctx context.Context) error
 }
 
 // FeedStatus is one feed's line on the status page.
@@ -153,6 +170,7 @@ type Poller struct {
 	handler  Handler
 	owner    Owner
 	observer PollObserver
+	store    StoreGate
 	log      *slog.Logger
 	sched    Schedule
 	metrics  *metrics
@@ -243,6 +261,7 @@ func NewPoller(o PollerOptions) (*Poller, error) {
 		handler:  o.Handler,
 		owner:    o.Owner,
 		observer: o.Observer,
+		store:    o.Store,
 		log:      o.Logger,
 		sched:    NewSchedule(o.HTTP),
 		metrics:  m,
@@ -431,6 +450,12 @@ func (p *Poller) Run(ctx context.Context) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
+		if p.store != nil && !p.store.Up() {
+			if p.store.Wait(ctx) != nil {
+				return p.shutdown(&wg, cancelPolls)
+			}
+			p.spreadDue()
+		}
 		wait := p.dispatch(polls, &wg)
 		timer.Reset(wait)
 		select {
@@ -463,6 +488,20 @@ func (p *Poller) shutdown(wg *sync.WaitGroup, cancelPolls context.CancelFunc) er
 	}
 	p.log.Info("poller stopped")
 	return nil
+}
+
+// spreadDue moves the polls that fell due while the store was down to
+// random times within the spread window, so that they do not all start,
+// and hit the store and the sources, at once.
+func (p *Poller) spreadDue() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	for _, fs := range p.feeds {
+		if fs.scheduled() && !fs.inFlight && !fs.next.After(now) {
+			fs.next = now.Add(time.Duration(p.rnd.Int64N(int64(storeSpread))))
+		}
+	}
 }
 
 // idleWait is how long Run sleeps when no feed is scheduled; Update wakes it.

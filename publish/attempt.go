@@ -145,6 +145,28 @@ func (p *Publisher) waitToSend(soft, hard context.Context, log *slog.Logger, j j
 // operations that come meanwhile (see flushOps), and the claim of next,
 // when not nil, is checked in the same round trip (next.renewal).
 func (p *Publisher) settle(hard context.Context, log *slog.Logger, j job, s dedupe.Settlement, ops chan<- *storeReq, next *job) {
+	for {
+		err := p.record(hard, log, j, s, ops, next)
+		if err == nil {
+			return
+		}
+		next = nil // checked once: a retry records the outcome alone
+		if h := p.o.Health; h != nil && hard.Err() == nil && !h.Up() {
+			// The store is down: keep the outcome, and the claim, until
+			// it is back. Given up on, the claim would hold the item, for
+			// a live holder that forgot it, until the claim's TTL.
+			if h.Wait(hard) == nil {
+				continue
+			}
+		}
+		log.Error("recording a delivery failed; the item will be looked up before it is sent again", "cause", err)
+		return
+	}
+}
+
+// record is settle's attempts for up to settleTimeout; it returns the last
+// error.
+func (p *Publisher) record(hard context.Context, log *slog.Logger, j job, s dedupe.Settlement, ops chan<- *storeReq, next *job) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(hard), settleTimeout)
 	defer cancel()
 	wait := 50 * time.Millisecond
@@ -187,14 +209,13 @@ func (p *Publisher) settle(hard context.Context, log *slog.Logger, j job, s dedu
 				log.Warn("claim lapsed before the outcome was recorded; the item is left to its next holder (a content id the API gave is kept)",
 					"claim_ttl", p.o.ClaimTTL, "outcome", s.Kind)
 			}
-			return
+			return nil
 		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			log.Error("recording a delivery failed; the item will be looked up before it is sent again", "cause", err)
-			return
+			return err
 		case <-t.C:
 		}
 		wait = min(2*wait, 2*time.Second)

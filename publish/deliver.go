@@ -148,9 +148,21 @@ func (p *Publisher) loop(ctx context.Context, drain bool, more <-chan struct{}) 
 		return byExtra
 	}
 
+	// retryOwner is the owner of a claim call that failed: its answer may
+	// have been lost after the store took the items, and the retry under
+	// the same owner takes them again (see dedupe.Store.Claim).
+	var retryOwner string
 	for ctx.Err() == nil {
 		if err := p.gate.wait(ctx); err != nil {
 			break
+		}
+		if h := p.o.Health; h != nil && !drain && !h.Up() {
+			// Nothing is claimed while the store is down: the health's
+			// probe finds it back, and no claim fails once per interval.
+			if err := h.Wait(ctx); err != nil {
+				break
+			}
+			storeDown = 0
 		}
 		// Claim what the free slots allow: a batch for the senders and
 		// at most one more waiting, so that no claim ages in a queue.
@@ -194,7 +206,10 @@ func (p *Publisher) loop(ctx context.Context, drain bool, more <-chan struct{}) 
 		var next time.Time
 		// The claim runs on the store's clock from some time after at, so
 		// it lasts at least until at + ClaimTTL on ours.
-		at, owner := time.Now(), p.claimOwner()
+		at, owner := time.Now(), retryOwner
+		if owner == "" {
+			owner = p.claimOwner()
+		}
 		err := p.storeOp(ctx, "claim", func(ctx context.Context) (err error) {
 			if !p.alive() && (!p.beat(ctx, p.heartbeats()) || !p.alive()) {
 				// Claiming without a heartbeat would let another worker
@@ -207,10 +222,12 @@ func (p *Publisher) loop(ctx context.Context, drain bool, more <-chan struct{}) 
 		for range n - len(claimed) {
 			<-slots
 		}
+		retryOwner = ""
 		if err != nil {
 			if ctx.Err() != nil {
 				break
 			}
+			retryOwner = owner
 			if drain && more == nil && storeDown >= drainGiveUp {
 				stop()
 				return err

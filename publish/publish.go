@@ -108,6 +108,21 @@ type Options struct {
 	// found changed or gone under a running publisher (the worker has the
 	// poller fetch every feed in full again).
 	OnStoreLoss func()
+	// Health, when set, is the store's up/down state: Run claims nothing
+	// while the store is down, an outcome that could not be recorded is
+	// kept (with its claim) until the store is back rather than given up
+	// on, and every store call's error is reported to it.
+	Health StoreHealth
+}
+
+// StoreHealth is the store's up/down state (see Options.Health).
+type StoreHealth interface {
+	// Observe hears each store call's error (nil: it answered).
+	Observe(err error)
+	// Up reports whether the store answers.
+	Up() bool
+	// Wait returns once the store is up, or ctx's error.
+	Wait(ctx context.Context) error
 }
 
 // FeedOptions are the per-feed settings Accept applies. They travel with
@@ -618,6 +633,9 @@ func (p *Publisher) storeOp(ctx context.Context, op string, fn func(context.Cont
 	p.m.storeDur.WithLabelValues(op).Observe(time.Since(start).Seconds())
 	if err != nil && ctx.Err() == nil {
 		p.m.storeErrs.WithLabelValues(op).Inc()
+	}
+	if p.o.Health != nil && ctx.Err() == nil {
+		p.o.Health.Observe(err)
 	}
 	return err
 }

@@ -160,6 +160,7 @@ code{font-size:12px}
 </style></head>
 <body>
 <h1>feedworker</h1>
+{{if .Stale}}<p class="err" id="stale">Stale: the store does not answer ({{.StoreProblem}}). Showing the last known state.</p>{{end}}
 <p>Version {{.Version}} · generated {{ago .Generated}} · {{len .Feeds}} feeds · outbox {{.Outbox}}{{if .WaitingForDeadOwner}} ({{.WaitingForDeadOwner}} waiting for a dead worker){{end}} · dead letters {{len .DeadLetters}}</p>
 {{with .Pacing}}<h2>Pacing</h2>
 <p id="api">Rate {{if .Rate}}{{printf "%.1f" .Rate}}/s{{else}}unpaced{{end}}{{if .Ceiling}} (ceiling {{printf "%.0f" .Ceiling}}/s){{end}}{{if .Shared}}, shared by all replicas{{end}}

@@ -126,7 +126,7 @@ func (w *Worker) mountConsole(mux *http.ServeMux) {
 		}
 	}
 	mux.HandleFunc("GET /{$}", func(rw http.ResponseWriter, r *http.Request) {
-		st, err := w.Status(r.Context())
+		st, err := w.currentStatus(r.Context())
 		if err != nil {
 			http.Error(rw, "status: "+err.Error(), http.StatusServiceUnavailable)
 			return

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/feedworker/feedworker/publish"
 )
@@ -23,7 +25,8 @@ import (
 // PATH is the store file the caller's config names; a worker using another
 // file answers 409, so a command never acts on a store it did not mean.
 // POST wants a JSON body: a browser page elsewhere cannot send one without
-// a CORS preflight, which this server never grants.
+// a CORS preflight, which this server never grants. With admin.token set,
+// POST also wants it as a bearer token, like every other admin action.
 
 // DeadLettersAnswer is the answer of GET /deadletters.
 type DeadLettersAnswer struct {
@@ -66,6 +69,15 @@ func (w *Worker) serveDeadLetters(rw http.ResponseWriter, r *http.Request) {
 }
 
 func (w *Worker) serveRetry(rw http.ResponseWriter, r *http.Request) {
+	if token := w.config().Admin.Token; token != "" {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+			w.console.actions.WithLabelValues("retry", "refused").Inc()
+			w.log.Warn("dead letters: retry refused", "remote", r.RemoteAddr, "cause", "no or wrong admin token")
+			writeAdminJSON(rw, http.StatusUnauthorized, RetryAnswer{Error: errNoAuth.Error()})
+			return
+		}
+	}
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
 		writeAdminJSON(rw, http.StatusUnsupportedMediaType, RetryAnswer{Error: "want a JSON body (Content-Type: application/json)"})
 		return

@@ -72,3 +72,53 @@ func TestAdminDeadLetterEndpoints(t *testing.T) {
 		}
 	}
 }
+
+// TestAdminDeadLetterRetryWantsToken: with admin.token set, the JSON
+// retry is an admin action like the console's: refused without the token
+// or with a wrong one, done with it as a bearer token.
+func TestAdminDeadLetterRetryWantsToken(t *testing.T) {
+	t.Parallel()
+	cfg, err := LoadConfig("../examples/quickstart.yaml", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Store.Path = filepath.Join(t.TempDir(), "quickstart.db")
+	cfg.API.SandboxData = ""
+	cfg.Admin.Listen = ""
+	cfg.Admin.Token = "the-admin-token"
+	w := newWorker(t, cfg, Options{})
+	srv := httptest.NewServer(w.admin().Handler())
+	defer srv.Close()
+	body := `{"store":"` + AbsStorePath(cfg.Store.Path) + `","all":true}`
+	for _, tt := range []struct {
+		name, auth string
+		status     int
+		want       string
+	}{
+		{"no token", "", 401, "not allowed"},
+		{"wrong token", "Bearer nope", 401, "not allowed"},
+		{"not a bearer", "Basic dGhlLWFkbWluLXRva2Vu", 401, "not allowed"},
+		{"the token", "Bearer the-admin-token", 200, `"queued":0`},
+	} {
+		req, err := http.NewRequest("POST", srv.URL+"/deadletters/retry", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if tt.auth != "" {
+			req.Header.Set("Authorization", tt.auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.status || !strings.Contains(string(b), tt.want) {
+			t.Errorf("%s: %d %q, want %d with %q", tt.name, resp.StatusCode, b, tt.status, tt.want)
+		}
+		if strings.Contains(string(b), "the-admin-token") {
+			t.Errorf("%s: the answer shows the token", tt.name)
+		}
+	}
+}

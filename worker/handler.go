@@ -60,6 +60,11 @@ func (w *Worker) Handle(ctx context.Context, feed config.Feed, res *feeds.Result
 	if err != nil {
 		return err
 	}
+	// Mapping a huge feed takes a while: a stop meanwhile records nothing
+	// (the validators stay, so the next process fetches it again).
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("feed %s: stopped before its items were recorded: %w", feed.ID, err)
+	}
 	v := dedupe.Validators{ETag: res.Validators.ETag, LastModified: res.Validators.LastModified}
 	if w.leases != nil {
 		// The check before the commit: the lease this poll ran under must

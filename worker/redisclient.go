@@ -16,6 +16,12 @@ import (
 	"github.com/feedworker/feedworker/config"
 )
 
+// redisRetries is how often go-redis retries a command that met a broken
+// connection or a timeout: once, so that a connection a restarted server
+// closed is replaced without an error, while a frozen server costs a call
+// about twice redis.timeout, not four times (go-redis's default of 3).
+const redisRetries = 1
+
 // RedisClient builds the go-redis client the config describes: a Client
 // for one server, a failover client through Sentinel, or a ClusterClient.
 // Every store operation then goes through the redis.UniversalClient
@@ -24,6 +30,12 @@ func RedisClient(r config.Redis) (redis.UniversalClient, error) {
 	tc, err := redisTLS(r)
 	if err != nil {
 		return nil, err
+	}
+	// redis.timeout bounds every step of every call: a frozen server is
+	// an error within it, never a call that hangs (store health).
+	t := r.Timeout.D()
+	if t <= 0 {
+		t = config.Default().Redis.Timeout.D()
 	}
 	switch r.Topology() {
 	case config.RedisSentinel:
@@ -36,13 +48,23 @@ func RedisClient(r config.Redis) (redis.UniversalClient, error) {
 			Password:         r.Password,
 			DB:               r.DB,
 			TLSConfig:        tc,
+			DialTimeout:      t,
+			ReadTimeout:      t,
+			WriteTimeout:     t,
+			PoolTimeout:      t,
+			MaxRetries:       redisRetries,
 		}), nil
 	case config.RedisCluster:
 		return redis.NewClusterClient(&redis.ClusterOptions{
-			Addrs:     r.Addrs,
-			Username:  r.Username,
-			Password:  r.Password,
-			TLSConfig: tc,
+			Addrs:        r.Addrs,
+			Username:     r.Username,
+			Password:     r.Password,
+			TLSConfig:    tc,
+			DialTimeout:  t,
+			ReadTimeout:  t,
+			WriteTimeout: t,
+			PoolTimeout:  t,
+			MaxRetries:   redisRetries,
 		}), nil
 	}
 	var opts *redis.Options
@@ -65,6 +87,8 @@ func RedisClient(r config.Redis) (redis.UniversalClient, error) {
 		}
 		opts.TLSConfig = tc
 	}
+	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.PoolTimeout = t, t, t, t
+	opts.MaxRetries = redisRetries
 	return redis.NewClient(opts), nil
 }
 

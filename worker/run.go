@@ -96,6 +96,7 @@ func (w *Worker) Run(ctx context.Context, reload <-chan struct{}) error {
 		goRun("websub", func(ctx context.Context) error { return w.runWebSub(ctx, wsLn) })
 		w.log.Info("websub callback listening", "addr", wsLn.Addr().String(), "public_url", cfg.WebSub.PublicURL)
 	}
+	goRun("store health", func(ctx context.Context) error { w.health.Run(ctx); return nil })
 	goRun("publisher", w.pub.Run)
 	goRun("store epoch", func(ctx context.Context) error { w.pub.WatchStore(ctx); return nil })
 	goRun("poller", w.poller.Run)
@@ -276,7 +277,7 @@ func (w *Worker) config() *config.Config {
 func (w *Worker) admin() *Admin {
 	a := &Admin{
 		Gatherer: w.reg,
-		Status:   w.Status,
+		Status:   w.currentStatus,
 		Pprof:    w.config().Admin.Pprof,
 		Logger:   w.log,
 		Console:  w.mountConsole,
@@ -288,11 +289,9 @@ func (w *Worker) admin() *Admin {
 				return nil
 			}},
 			{Name: "store", Run: func(ctx context.Context) error {
-				_, err := w.pub.Stats(ctx)
-				if err != nil && w.redis != nil {
-					return RedisProblem(w.config().Redis, err)
-				}
-				return err
+				// The health's state, never a store call: /readyz
+				// answers at once while the store hangs.
+				return w.StoreProblem()
 			}},
 			{Name: "api", Run: w.apiCheck()},
 			{Name: "api writes", Run: w.writes.check},

@@ -32,6 +32,10 @@ type Status struct {
 	Pacing *APIStatus `json:"pacing"`
 	// Held lists the feeds whose items the flood guard holds (held.go).
 	Held []HeldFeed `json:"held"`
+	// Stale is set when the store did not answer: the page is the last
+	// known state, from Generated, and StoreProblem says why.
+	Stale        bool   `json:"stale"`
+	StoreProblem string `json:"store_problem,omitempty"`
 }
 
 // UnreadableAnswer is one feed and cause of answers the client could not

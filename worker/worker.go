@@ -86,6 +86,8 @@ type Worker struct {
 	// websubLive is set while the callback listener serves.
 	websubLive atomic.Bool
 	metrics    *metrics
+	health     *storeHealth
+	lastStatus lastStatus // what the console shows while the store does not answer
 	hist       *recorder  // the console's history
 	api        *apiWindow // the API's last hour, for the console
 	console    *consoleState
@@ -131,9 +133,13 @@ func New(ctx context.Context, o Options) (_ *Worker, err error) {
 	if w.mappings, err = compileMappings(cfg); err != nil {
 		return nil, err
 	}
-	if err := w.openStore(ctx); err != nil {
+	w.health = newStoreHealth(o.Registerer, o.Logger.With("component", "store"), storeName(cfg), cfg.Redis.Timeout.D())
+	w.log = slog.New(quietWhileDown{o.Logger.Handler(), w.health})
+	problem, err := w.openStore(ctx)
+	if err != nil {
 		return nil, err
 	}
+	w.watchStore(problem)
 	if err := w.openHistory(o.Registerer); err != nil {
 		return nil, err
 	}
@@ -169,6 +175,7 @@ func New(ctx context.Context, o Options) (_ *Worker, err error) {
 		// The store forgot what it held: fetch every feed in full again,
 		// so that what it forgot is seen, and reconciled, again.
 		OnStoreLoss: func() { w.poller.Refetch() },
+		Health:      w.health,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("publisher: %w", err)
@@ -198,6 +205,7 @@ func New(ctx context.Context, o Options) (_ *Worker, err error) {
 		Registerer: o.Registerer,
 		Grace:      cfg.Publish.ShutdownGrace.D(),
 		Observer:   w.hist,
+		Store:      w.health,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("poller: %w", err)
@@ -237,14 +245,14 @@ func processOwner() string {
 	return fmt.Sprintf("%s/%d/%d", host, os.Getpid(), time.Now().UnixNano()%1e6)
 }
 
-func (w *Worker) openStore(ctx context.Context) error {
+func (w *Worker) openStore(ctx context.Context) (problem error, err error) {
 	st, err := OpenStore(ctx, w.cfg, w.log)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	w.store, w.redis = st.Store, st.Redis
 	w.closers = append(w.closers, st.Close)
-	return nil
+	return st.Problem, nil
 }
 
 // Store is the store the config names, open.
@@ -252,6 +260,8 @@ type Store struct {
 	dedupe.Store
 	// Redis is the client behind a Redis store; nil for the embedded one.
 	Redis redis.UniversalClient
+	// Problem is why Redis was not usable at open (nil: it was).
+	Problem error
 }
 
 // OpenStore opens the configured store: Redis when redis.url or
@@ -269,7 +279,7 @@ func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Stor
 				return nil, fmt.Errorf("embedded store %s: %w", path, err)
 			}
 		}
-		b, err := dedupe.OpenBolt(path, dedupe.BoltOptions{Retention: cfg.Store.Retention.D()})
+		b, err := dedupe.OpenBolt(path, dedupe.BoltOptions{Retention: cfg.Store.Retention.D(), CallTimeout: cfg.Redis.Timeout.D()})
 		if errors.Is(err, dedupe.ErrLocked) {
 			return nil, fmt.Errorf("embedded store %s: a worker running with this store holds its lock until it stops; "+
 				"stop it first (see the README: \"With the embedded store\"): %w", path, err)
@@ -287,6 +297,7 @@ func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Stor
 	st := &Store{Store: rs, Redis: rc}
 	if err := checkRedis(ctx, cfg.Redis, rc); err != nil {
 		log.Error("redis is not usable yet; nothing is taken from feeds or published until it is (retrying)", "err", err)
+		st.Problem = err
 		return st, nil
 	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)

@@ -162,6 +162,7 @@ func runningWorker(ctx context.Context, cfg *config.Config) *adminDeadLetters {
 	a := &adminDeadLetters{
 		base:  "http://" + cfg.Admin.Listen,
 		store: worker.AbsStorePath(cfg.Store.Path),
+		token: cfg.Admin.Token,
 		hc:    &http.Client{Timeout: 30 * time.Second},
 	}
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -177,6 +178,8 @@ func runningWorker(ctx context.Context, cfg *config.Config) *adminDeadLetters {
 type adminDeadLetters struct {
 	base  string
 	store string
+	// token is admin.token, sent as a bearer token with a retry.
+	token string
 	hc    *http.Client
 }
 
@@ -214,6 +217,9 @@ func (a *adminDeadLetters) do(ctx context.Context, method, path string, body, ou
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if a.token != "" && method == http.MethodPost {
+		req.Header.Set("Authorization", "Bearer "+a.token)
 	}
 	resp, err := a.hc.Do(req)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -118,6 +119,13 @@ type Server struct {
 // stopped when the test ends.
 func StartServer(t testing.TB) *Server {
 	t.Helper()
+	return StartServerOn(t, 0)
+}
+
+// StartServerOn is StartServer on a given port (0: a free one), for a
+// test that owns a port range on a shared machine.
+func StartServerOn(t testing.TB, port int) *Server {
+	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -125,7 +133,10 @@ func StartServer(t testing.TB) *Server {
 		}
 		t.Skipf("redis-server not found in PATH: %v", err)
 	}
-	s := &Server{t: t, bin: bin, dir: t.TempDir(), port: freePort(t)}
+	if port == 0 {
+		port = freePort(t)
+	}
+	s := &Server{t: t, bin: bin, dir: t.TempDir(), port: port}
 	s.Start()
 	t.Cleanup(func() {
 		if s.cmd != nil {
@@ -184,6 +195,23 @@ func (s *Server) Start() {
 	}
 }
 
+// Freeze stops the server with SIGSTOP: it keeps its connections and its
+// port but answers nothing, as a hung host does, until Thaw.
+func (s *Server) Freeze() {
+	s.t.Helper()
+	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		s.t.Fatalf("freeze redis-server: %v", err)
+	}
+}
+
+// Thaw resumes a frozen server (SIGCONT).
+func (s *Server) Thaw() {
+	s.t.Helper()
+	if err := s.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		s.t.Fatalf("thaw redis-server: %v", err)
+	}
+}
+
 // Stop shuts the server down (SIGTERM: it flushes its append-only file
 // first) and waits for it to exit.
 func (s *Server) Stop() {
@@ -191,6 +219,7 @@ func (s *Server) Stop() {
 	if s.cmd == nil {
 		return
 	}
+	_ = s.cmd.Process.Signal(syscall.SIGCONT) // a frozen server could not stop
 	if err := s.cmd.Process.Signal(os.Interrupt); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		s.t.Errorf("stop redis-server: %v", err)
 	}
