@@ -198,6 +198,9 @@ type Publisher struct {
 	lastStats time.Time
 	// statsPending: a refresh of the gauges is scheduled (statsChanged).
 	statsPending bool
+	// statsRefreshing counts the refreshes statsChanged scheduled and that
+	// have not finished, so a test can tell the store is quiet.
+	statsRefreshing sync.WaitGroup
 
 	// unread sums up the answers the client could not read.
 	unread unreadables

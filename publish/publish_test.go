@@ -42,7 +42,9 @@ func TestExactlyOnce(t *testing.T) {
 				t.Errorf("poll 1: %d POSTs; want 8", n)
 			}
 
-			// Poll 2: nothing new; one store round trip for the whole poll.
+			// Poll 2: nothing new; one store round trip for the whole poll
+			// (the gauge refresh poll 1's deliveries scheduled is not its).
+			p.WaitStatsRefreshed()
 			before := e.log.all()
 			var rt int64
 			if e.rt != nil {

@@ -23,8 +23,10 @@ func (p *Publisher) statsChanged() {
 		return
 	}
 	p.statsPending = true
+	p.statsRefreshing.Add(1)
 	wait := max(statsCoalesce-time.Since(p.lastStats), 0)
 	time.AfterFunc(wait, func() {
+		defer p.statsRefreshing.Done()
 		p.statsMu.Lock()
 		p.statsPending = false
 		p.statsMu.Unlock()
