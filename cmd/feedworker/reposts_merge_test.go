@@ -326,3 +326,49 @@ func TestRepostOfRefusedPosts(t *testing.T) {
 		})
 	}
 }
+
+// TestRepostAfterASeenOnlySighting: a feed that first saw stories as old
+// (recorded as seen only, never posted) and keeps carrying them holds
+// their links across feeds; it must not keep them from the feeds that post
+// them, nor make two such feeds post them twice: two later feeds carrying
+// them in one pass give one Content per story.
+func TestRepostAfterASeenOnlySighting(t *testing.T) {
+	t.Parallel()
+	for _, store := range []string{"bolt", "redis"} {
+		t.Run(store, func(t *testing.T) {
+			t.Parallel()
+			e := newRepostEnv(t, store == "redis")
+			e.feedYAML = map[string]string{"a": "    initial_items: 1\n"}
+			base := townNews()
+			if posts, _ := e.pass("", map[string][]story{"a": base}); posts != 1 {
+				t.Fatalf("first pass with initial_items 1: %d POSTs, want 1", posts)
+			}
+			// A poll of feed a with news stores the aliases of every item
+			// it carries, the two it saw as old included.
+			news := story{guid: "http://town.example/?p=4", link: "http://town.example/2026/03/story-4/",
+				title: "Story number 4 about the 4 plan", body: body(4), day: 4}
+			withNews := append(slices.Clone(base), news)
+			if posts, _ := e.pass("", map[string][]story{"a": withNews}); posts != 1 {
+				t.Fatalf("feed a's news: %d POSTs, want 1", posts)
+			}
+			// Feeds b and c carry the three stories under their own GUIDs
+			// (the links stay): new identities, the same stories.
+			proxy := func(host string) []story {
+				return mapStories(base, func(i int, s story) story {
+					s.guid = fmt.Sprintf("https://%s/~r/town/%d", host, i)
+					return s
+				})
+			}
+			b, c := proxy("proxy-b.example"), proxy("proxy-c.example")
+			if posts, _ := e.pass("", map[string][]story{"a": withNews, "b": b, "c": c}); posts != 2 {
+				t.Errorf("two more feeds with the stories: %d POSTs, want 2 (the two feed a saw as old, once each)", posts)
+			}
+			if n := len(e.sb.AllContent()); n != 4 {
+				t.Errorf("the API holds %d items, want 4", n)
+			}
+			if posts, _ := e.pass("", map[string][]story{"a": withNews, "b": b, "c": c}); posts != 0 {
+				t.Errorf("a restart made %d POSTs", posts)
+			}
+		})
+	}
+}

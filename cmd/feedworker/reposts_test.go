@@ -134,7 +134,11 @@ func (e *repostEnv) write(extraFeedYAML string, feeds map[string][]story) string
 		if err := os.WriteFile(path, []byte(rssOf(items)), 0o600); err != nil {
 			e.t.Fatal(err)
 		}
-		fmt.Fprintf(&fy, "  - id: %s\n    url: file://%s\n    initial_items: 10\n%s%s", id, path, extraFeedYAML, e.feedYAML[id])
+		initial := "    initial_items: 10\n"
+		if strings.Contains(e.feedYAML[id], "initial_items:") {
+			initial = ""
+		}
+		fmt.Fprintf(&fy, "  - id: %s\n    url: file://%s\n%s%s%s", id, path, initial, extraFeedYAML, e.feedYAML[id])
 	}
 	return writeFile(e.t, e.dir, "c.yaml", e.storeYML+"feeds:\n"+fy.String())
 }
