@@ -111,7 +111,8 @@ func (h *storeHealth) Problem() error {
 	if !h.down {
 		return nil
 	}
-	return fmt.Errorf("down for %s: %s", time.Since(h.since).Round(time.Second), h.cause)
+	// The cause first: it names the setting to check.
+	return fmt.Errorf("%s (down for %s)", h.cause, time.Since(h.since).Round(time.Second))
 }
 
 func (h *storeHealth) markDown(err error) {
