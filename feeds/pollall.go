@@ -167,20 +167,7 @@ func (p *Poller) loadValidators(ctx context.Context, targets []*feedState) {
 	if !ok {
 		return
 	}
-	type want struct {
-		fs    *feedState
-		epoch uint64
-	}
-	var wants []want
-	var ids []string
-	p.mu.Lock()
-	for _, fs := range targets {
-		if !fs.validatorsKnown && !fs.inFlight {
-			wants = append(wants, want{fs, fs.epoch})
-			ids = append(ids, fs.cfg.ID)
-		}
-	}
-	p.mu.Unlock()
+	wants, ids := p.pending(targets, func(fs *feedState) bool { return fs.validatorsKnown })
 	if len(ids) == 0 {
 		return
 	}
@@ -199,4 +186,27 @@ func (p *Poller) loadValidators(ctx context.Context, targets []*feedState) {
 		}
 		fs.validators, fs.validatorsKnown = vs[fs.cfg.ID], true
 	}
+}
+
+// pendingFeed is a feed a pass loads something for, with the epoch it had
+// when asked: a poll or a reload meanwhile makes the answer stale.
+type pendingFeed struct {
+	fs    *feedState
+	epoch uint64
+}
+
+// pending lists the targets whose known(fs) is false and that no poll has
+// in flight, with their ids, for one batched load.
+func (p *Poller) pending(targets []*feedState, known func(*feedState) bool) ([]pendingFeed, []string) {
+	var wants []pendingFeed
+	var ids []string
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, fs := range targets {
+		if !known(fs) && !fs.inFlight {
+			wants = append(wants, pendingFeed{fs, fs.epoch})
+			ids = append(ids, fs.cfg.ID)
+		}
+	}
+	return wants, ids
 }

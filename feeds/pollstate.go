@@ -144,20 +144,7 @@ func (p *Poller) loadStates(ctx context.Context, targets []*feedState) map[*feed
 	if !ok {
 		return nil
 	}
-	type want struct {
-		fs    *feedState
-		epoch uint64
-	}
-	var wants []want
-	var ids []string
-	p.mu.Lock()
-	for _, fs := range targets {
-		if !fs.stateKnown && !fs.inFlight {
-			wants = append(wants, want{fs, fs.epoch})
-			ids = append(ids, fs.cfg.ID)
-		}
-	}
-	p.mu.Unlock()
+	wants, ids := p.pending(targets, func(fs *feedState) bool { return fs.stateKnown })
 	if len(ids) == 0 {
 		return nil
 	}
