@@ -14,7 +14,7 @@ import (
 // compares the two on every body of the corpus): it replays bluemonday's
 // loop on the tokens html.Render would write, and asks bluemonday itself
 // to judge each allowed tag with its attributes, so the attribute and URL
-// rules stay bluemonday's. Trees holding anything whose render and
+// rules stay bluemonday's (one call per body, over its tags alone). Trees holding anything whose render and
 // re-tokenizing is not plain (raw-text elements, foreign content, NUL
 // bytes, elements whose content bluemonday skips) go through bluemonday
 // whole, as before.
@@ -46,39 +46,51 @@ func (s *bodySanitizer) sanitize(c *content) string {
 }
 
 // sanitizeTree is sanitize by the tree walk alone; false when the tree
-// holds something the walk leaves to bluemonday.
+// holds something the walk leaves to bluemonday. The walk goes twice over
+// the tree: first to check it and collect the allowed tags that have
+// attributes, which bluemonday then judges in one call (each tag's verdict
+// depends on nothing before it: no end tags and no skipped content are in
+// that call), then to write the output.
 func (s *bodySanitizer) sanitizeTree(c *content) (string, bool) {
-	var b strings.Builder
-	w := treeWalk{s: s, b: &b}
+	w := treeWalk{s: s}
 	for n := range c.root.ChildNodes() {
-		if !w.node(n) {
+		if !w.check(n) {
 			return "", false
 		}
 	}
-	return strings.TrimSpace(b.String()), true
+	if w.tagCount > 0 {
+		// NUL separates the verdicts: check refused it in attribute values,
+		// and bluemonday passes it through as text.
+		w.verdicts = strings.Split(s.policy.Sanitize(w.tags.String()), "\x00")
+		if len(w.verdicts) != w.tagCount {
+			return "", false
+		}
+	}
+	w.b.Grow(len(w.tags.String()) + 256)
+	for n := range c.root.ChildNodes() {
+		w.write(n)
+	}
+	return strings.TrimSpace(w.b.String()), true
 }
 
 // treeWalk is one sanitizing walk. skip is bluemonday's stack of end tags
 // to leave out: those of allowed elements it dropped for want of
 // attributes. It matches them by name, as bluemonday does.
 type treeWalk struct {
-	s    *bodySanitizer
-	b    *strings.Builder
-	skip []string
+	s        *bodySanitizer
+	b        strings.Builder
+	skip     []string
+	tags     strings.Builder // the tags to judge, separated by NUL
+	tagCount int
+	verdicts []string // bluemonday's output for each of tags, in order
 }
 
-// node writes what bluemonday writes for n's rendered tokens, or reports
-// false for a tree it does not handle.
-func (w *treeWalk) node(n *html.Node) bool {
+// check reports whether n renders and tokenizes back to the same tokens
+// (see plainElement), and collects its allowed tags with attributes.
+func (w *treeWalk) check(n *html.Node) bool {
 	switch n.Type {
 	case html.TextNode:
-		if strings.IndexByte(n.Data, 0) >= 0 {
-			return false
-		}
-		// Render escapes text and the tokenizer unescapes it; bluemonday
-		// writes it escaped again: the same escaping, once.
-		w.b.WriteString(html.EscapeString(n.Data))
-		return true
+		return strings.IndexByte(n.Data, 0) < 0
 	case html.ElementNode:
 	default:
 		return false // comments are pruned; anything else is not plain
@@ -96,11 +108,36 @@ func (w *treeWalk) node(n *html.Node) bool {
 	if void && n.FirstChild != nil {
 		return false // Render fails on it
 	}
+	if w.s.allowed[name] && len(n.Attr) > 0 {
+		if w.tagCount > 0 {
+			w.tags.WriteByte(0)
+		}
+		w.tags.WriteString(tagToken(name, n.Attr, void).String())
+		w.tagCount++
+	}
+	for c := range n.ChildNodes() {
+		if !w.check(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// write writes what bluemonday writes for n's rendered tokens.
+func (w *treeWalk) write(n *html.Node) {
+	if n.Type == html.TextNode {
+		// Render escapes text and the tokenizer unescapes it; bluemonday
+		// writes it escaped again: the same escaping, once.
+		w.b.WriteString(html.EscapeString(n.Data))
+		return
+	}
+	name := n.Data
+	void := isVoid(name)
 	allowed := w.s.allowed[name]
 	if allowed {
 		out := w.s.bare[name]
 		if len(n.Attr) > 0 {
-			out = w.s.policy.Sanitize(tagToken(name, n.Attr, void).String())
+			out, w.verdicts = w.verdicts[0], w.verdicts[1:]
 		}
 		if out == "" && !void {
 			w.skip = append(w.skip, name)
@@ -108,23 +145,22 @@ func (w *treeWalk) node(n *html.Node) bool {
 		w.b.WriteString(out)
 	}
 	if void {
-		return true
+		return
 	}
 	// Render adds a newline where a parser would drop the first one.
 	if c := n.FirstChild; name == "pre" && c != nil && c.Type == html.TextNode && strings.HasPrefix(c.Data, "\n") {
 		w.b.WriteByte('\n')
 	}
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		if !w.node(c) {
-			return false
-		}
+		w.write(c)
 	}
 	if k := len(w.skip); k > 0 && w.skip[k-1] == name {
 		w.skip = w.skip[:k-1]
 	} else if allowed {
-		w.b.WriteString("</" + name + ">")
+		w.b.WriteString("</")
+		w.b.WriteString(name)
+		w.b.WriteByte('>')
 	}
-	return true
 }
 
 // tagToken is the start tag Render writes for an element: self-closing

@@ -161,3 +161,43 @@ func FuzzTreeSanitizer(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkSanitize measures the body sanitizing of the bench feeds'
+// items both ways, after the same parse and DOM steps: "bluemonday"
+// renders the tree and sanitizes the text (as before the tree walk),
+// "tree" is the walk.
+func BenchmarkSanitize(b *testing.B) {
+	s := newBodySanitizer(newPolicy())
+	var contents []*content
+	for _, data := range benchFiles(b) {
+		feed, err := feeds.Parse(data, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, it := range feed.Items {
+			base, _ := url.Parse(it.Link)
+			src := it.Content
+			if src == "" {
+				src = it.Description
+			}
+			contents = append(contents, parseContent(src, base))
+		}
+	}
+	for _, way := range []struct {
+		name string
+		run  func(*content) string
+	}{
+		{"bluemonday", func(c *content) string { return bluemondayBody(s, c) }},
+		{"tree", s.sanitize},
+	} {
+		b.Run(way.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, c := range contents {
+					way.run(c)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(contents)), "ns/item")
+		})
+	}
+}
