@@ -11,7 +11,6 @@ import (
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
-	"github.com/microcosm-cc/bluemonday"
 
 	"github.com/feedworker/feedworker/config"
 )
@@ -44,7 +43,7 @@ type Mapping struct {
 	need  needPaths
 	ical  icalRules
 
-	policy *bluemonday.Policy
+	sanitizer *bodySanitizer
 }
 
 type typeRule struct {
@@ -148,7 +147,7 @@ func Compile(feedID string, m config.Mapping) (*Mapping, error) {
 			segments:           slices.Clone(m.Segments),
 			moreButtonText:     strings.TrimSpace(deref(m.MoreButtonText)),
 		},
-		policy: sharedPolicy(),
+		sanitizer: sharedSanitizer(),
 	}
 	out.fullText = c.compileFullText(m)
 	if feedID == "" {

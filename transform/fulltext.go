@@ -116,7 +116,7 @@ func (r *Result) ResolveFullText(articleHTML, pageURL string) {
 		base = parseBase(r.Payload.ExternalURL)
 	}
 	c := parseContent(articleHTML, base)
-	body := strings.TrimSpace(sharedPolicy().Sanitize(c.render()))
+	body := sharedSanitizer().sanitize(c)
 	if strings.TrimSpace(plainText(body)) == "" && !strings.Contains(body, "<img") {
 		return
 	}

@@ -126,7 +126,7 @@ func TestSanitizeHostile(t *testing.T) {
 
 // sanitizeBody runs the body steps of Map on one fragment.
 func (m *Mapping) sanitizeBody(src string, base *url.URL) string {
-	return strings.TrimSpace(m.policy.Sanitize(parseContent(src, base).render()))
+	return m.sanitizer.sanitize(parseContent(src, base))
 }
 
 func TestContentCleaning(t *testing.T) {
@@ -190,7 +190,7 @@ func TestContentCleaning(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := parseContent(tc.in, base)
-			got := strings.TrimSpace(m.policy.Sanitize(c.render()))
+			got := m.sanitizer.sanitize(c)
 			if got != tc.want {
 				t.Errorf("body\n got %q\nwant %q", got, tc.want)
 			}

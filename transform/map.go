@@ -296,7 +296,7 @@ func (m *Mapping) mapItem(r *Result, feed *gofeed.Feed, item *gofeed.Item, id, l
 	}
 
 	// Sanitize last, then hash.
-	p.Body = strings.TrimSpace(m.policy.Sanitize(d.bodyContent().render()))
+	p.Body = m.sanitizer.sanitize(d.bodyContent())
 	p.Hash = p.computeHash()
 	r.Payload = p
 	r.requireImage = m.requireImage

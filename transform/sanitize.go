@@ -1,0 +1,214 @@
+package transform
+
+import (
+	"strings"
+
+	"github.com/microcosm-cc/bluemonday"
+	"golang.org/x/net/html"
+)
+
+// bodySanitizer applies the body policy to the tree parseContent built,
+// without rendering it and tokenizing it again: that second pass was about
+// half of the mapping's CPU. Its output is, byte for byte, what
+// bluemonday's Sanitize gives for the rendered tree (TestTreeSanitizerCorpus
+// compares the two on every body of the corpus): it replays bluemonday's
+// loop on the tokens html.Render would write, and asks bluemonday itself
+// to judge each allowed tag with its attributes, so the attribute and URL
+// rules stay bluemonday's (one call per body, over its tags alone). Trees holding anything whose render and
+// re-tokenizing is not plain (raw-text elements, foreign content, NUL
+// bytes, elements whose content bluemonday skips) go through bluemonday
+// whole, as before.
+type bodySanitizer struct {
+	policy  *bluemonday.Policy
+	allowed map[string]bool
+	// bare holds the policy's verdict on each allowed tag with no
+	// attributes ("" when it drops it), so that most tags cost no call.
+	bare map[string]string
+}
+
+func newBodySanitizer(p *bluemonday.Policy) *bodySanitizer {
+	s := &bodySanitizer{policy: p, allowed: map[string]bool{}, bare: map[string]string{}}
+	for _, list := range [][]string{bodyElements(), attrElements()} {
+		for _, name := range list {
+			s.allowed[name] = true
+			s.bare[name] = p.Sanitize(tagToken(name, nil, isVoid(name)).String())
+		}
+	}
+	return s
+}
+
+// sanitize returns the content's body HTML, sanitized and trimmed.
+func (s *bodySanitizer) sanitize(c *content) string {
+	if out, ok := s.sanitizeTree(c); ok {
+		return out
+	}
+	return strings.TrimSpace(s.policy.Sanitize(c.render()))
+}
+
+// sanitizeTree is sanitize by the tree walk alone; false when the tree
+// holds something the walk leaves to bluemonday. The walk goes twice over
+// the tree: first to check it and collect the allowed tags that have
+// attributes, which bluemonday then judges in one call (each tag's verdict
+// depends on nothing before it: no end tags and no skipped content are in
+// that call), then to write the output.
+func (s *bodySanitizer) sanitizeTree(c *content) (string, bool) {
+	w := treeWalk{s: s}
+	for n := range c.root.ChildNodes() {
+		if !w.check(n) {
+			return "", false
+		}
+	}
+	if w.tagCount > 0 {
+		// NUL separates the verdicts: check refused it in attribute values,
+		// and bluemonday passes it through as text.
+		w.verdicts = strings.Split(s.policy.Sanitize(w.tags.String()), "\x00")
+		if len(w.verdicts) != w.tagCount {
+			return "", false
+		}
+	}
+	w.b.Grow(len(w.tags.String()) + 256)
+	for n := range c.root.ChildNodes() {
+		w.write(n)
+	}
+	return strings.TrimSpace(w.b.String()), true
+}
+
+// treeWalk is one sanitizing walk. skip is bluemonday's stack of end tags
+// to leave out: those of allowed elements it dropped for want of
+// attributes. It matches them by name, as bluemonday does.
+type treeWalk struct {
+	s        *bodySanitizer
+	b        strings.Builder
+	skip     []string
+	tags     strings.Builder // the tags to judge, separated by NUL
+	tagCount int
+	verdicts []string // bluemonday's output for each of tags, in order
+}
+
+// check reports whether n renders and tokenizes back to the same tokens
+// (see plainElement), and collects its allowed tags with attributes.
+func (w *treeWalk) check(n *html.Node) bool {
+	switch n.Type {
+	case html.TextNode:
+		return strings.IndexByte(n.Data, 0) < 0
+	case html.ElementNode:
+	default:
+		return false // comments are pruned; anything else is not plain
+	}
+	name := n.Data
+	if n.Namespace != "" || !plainElement(name) {
+		return false
+	}
+	for _, a := range n.Attr {
+		if a.Namespace != "" || strings.IndexByte(a.Val, 0) >= 0 || !plainName(a.Key) {
+			return false
+		}
+	}
+	void := isVoid(name)
+	if void && n.FirstChild != nil {
+		return false // Render fails on it
+	}
+	if w.s.allowed[name] && len(n.Attr) > 0 {
+		if w.tagCount > 0 {
+			w.tags.WriteByte(0)
+		}
+		w.tags.WriteString(tagToken(name, n.Attr, void).String())
+		w.tagCount++
+	}
+	for c := range n.ChildNodes() {
+		if !w.check(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// write writes what bluemonday writes for n's rendered tokens.
+func (w *treeWalk) write(n *html.Node) {
+	if n.Type == html.TextNode {
+		// Render escapes text and the tokenizer unescapes it; bluemonday
+		// writes it escaped again: the same escaping, once.
+		w.b.WriteString(html.EscapeString(n.Data))
+		return
+	}
+	name := n.Data
+	void := isVoid(name)
+	allowed := w.s.allowed[name]
+	if allowed {
+		out := w.s.bare[name]
+		if len(n.Attr) > 0 {
+			out, w.verdicts = w.verdicts[0], w.verdicts[1:]
+		}
+		if out == "" && !void {
+			w.skip = append(w.skip, name)
+		}
+		w.b.WriteString(out)
+	}
+	if void {
+		return
+	}
+	// Render adds a newline where a parser would drop the first one.
+	if c := n.FirstChild; name == "pre" && c != nil && c.Type == html.TextNode && strings.HasPrefix(c.Data, "\n") {
+		w.b.WriteByte('\n')
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		w.write(c)
+	}
+	if k := len(w.skip); k > 0 && w.skip[k-1] == name {
+		w.skip = w.skip[:k-1]
+	} else if allowed {
+		w.b.WriteString("</")
+		w.b.WriteString(name)
+		w.b.WriteByte('>')
+	}
+}
+
+// tagToken is the start tag Render writes for an element: self-closing
+// for a void element.
+func tagToken(name string, attrs []html.Attribute, void bool) html.Token {
+	t := html.Token{Type: html.StartTagToken, Data: name, Attr: attrs}
+	if void {
+		t.Type = html.SelfClosingTagToken
+	}
+	return t
+}
+
+// plainElement reports element and attribute names that render and
+// tokenize back unchanged and that bluemonday handles with its general
+// rules: lower-case letters, digits and hyphens, and none of the elements
+// whose content is raw text for the tokenizer, that Render writes
+// specially, or whose content bluemonday skips.
+func plainElement(name string) bool {
+	if !plainName(name) {
+		return false
+	}
+	switch name {
+	case "script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript", "plaintext",
+		"listing", "frameset", "object", "nostyle", "template", "svg", "math":
+		return false
+	}
+	return true
+}
+
+// plainName reports names of lower-case letters, digits and hyphens,
+// starting with a letter.
+func plainName(name string) bool {
+	if name == "" || name[0] < 'a' || name[0] > 'z' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// isVoid lists the elements html.Render writes as <name/>.
+func isVoid(name string) bool {
+	switch name {
+	case "area", "base", "br", "col", "embed", "hr", "img", "input", "keygen", "link", "meta", "param", "source", "track", "wbr":
+		return true
+	}
+	return false
+}

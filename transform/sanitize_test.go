@@ -1,0 +1,203 @@
+package transform
+
+import (
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+
+	"github.com/feedworker/feedworker/feeds"
+)
+
+// bluemondayBody is the body as it was sanitized before the tree walk:
+// the tree rendered, then bluemonday over the text.
+func bluemondayBody(s *bodySanitizer, c *content) string {
+	return strings.TrimSpace(s.policy.Sanitize(c.render()))
+}
+
+// TestTreeSanitizerCorpus checks, on every item of the feed corpus, that
+// the tree walk gives bluemonday's output byte for byte, for the content
+// and the description, and that it falls back for few of them.
+func TestTreeSanitizerCorpus(t *testing.T) {
+	dir := corpusDir(t)
+	s := newBodySanitizer(newPolicy())
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bodies, walked, nonEmpty int
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		feed, err := feeds.Parse(data, "")
+		if err != nil {
+			continue // unparsable files are the golden test's concern
+		}
+		for i, it := range feed.Items {
+			base, _ := url.Parse(it.Link)
+			for _, src := range []string{it.Content, it.Description} {
+				if strings.TrimSpace(src) == "" {
+					continue
+				}
+				bodies++
+				c := parseContent(src, base)
+				want := bluemondayBody(s, c)
+				got, ok := s.sanitizeTree(c)
+				if !ok {
+					continue
+				}
+				walked++
+				if want != "" {
+					nonEmpty++
+				}
+				if got != want {
+					t.Errorf("%s item %d: tree walk differs from bluemonday\n got %q\nwant %q", e.Name(), i, got, want)
+				}
+				if full := s.sanitize(c); full != want {
+					t.Errorf("%s item %d: sanitize differs from bluemonday", e.Name(), i)
+				}
+			}
+		}
+	}
+	t.Logf("%d bodies, %d by the tree walk (%d not empty), %d by bluemonday", bodies, walked, nonEmpty, bodies-walked)
+	if bodies < 1000 || walked < bodies*95/100 {
+		t.Errorf("the walk handled %d of %d bodies; want nearly all of at least 1,000", walked, bodies)
+	}
+}
+
+// TestTreeSanitizerCases checks hand-written trees, each the hard case of
+// one rule, against bluemonday, and which of them fall back.
+func TestTreeSanitizerCases(t *testing.T) {
+	t.Parallel()
+	s := newBodySanitizer(newPolicy())
+	base, _ := url.Parse("https://example.org/a/")
+	for _, tc := range []struct {
+		in       string
+		fallback bool
+	}{
+		{in: `<p>a &amp; b &lt;c&gt; "d" 'e'` + "\r\n" + `</p>`},
+		{in: `<a>dropped link <b>bold</b></a> after`},
+		{in: `<span><a href="javascript:alert(1)">x</a></span>`},
+		{in: `<a href="mailto:x@example.org" title="t">mail</a>`},
+		{in: `<img src="/i.jpg" width="10%" height="20" alt="a &quot;b&quot;">`},
+		{in: `<img src="x.png"><img alt="no src">`},
+		{in: `<pre>` + "\n\nindented\n" + `</pre>`},
+		{in: `<table><tr><td colspan="2" rowspan="x">c</td></tr></table>`},
+		{in: `<ol start="3"><li lang="en-GB" dir="RTL">x</li></ol>`},
+		{in: `<time datetime="2024-01-01T10:00Z">t</time><del cite="/why" datetime="bad!">d</del>`},
+		{in: `<custom-el>kept text</custom-el><font color="red">f</font><wbr><area>`},
+		{in: `<blockquote cite="javascript:x"><q cite="/q">q</q></blockquote>`},
+		{in: `<div><div><a><a href="/x">nested</a></a></div></div>`},
+		{in: `<ruby>漢<rt>kan</rt></ruby> <bdi>x</bdi> <u>u</u>`},
+		{in: `text only & more`},
+		{in: `<xmp><b>raw</b></xmp>`, fallback: true},
+		{in: `<listing>` + "\n" + `x</listing>`, fallback: true},
+		{in: `<plaintext><b>`, fallback: true},
+	} {
+		c := parseContent(tc.in, base)
+		want := bluemondayBody(s, c)
+		got, ok := s.sanitizeTree(c)
+		if ok == tc.fallback {
+			t.Errorf("%q: walked %v, want %v", tc.in, ok, !tc.fallback)
+		}
+		if ok && got != want {
+			t.Errorf("%q\n got %q\nwant %q", tc.in, got, want)
+		}
+		if full := s.sanitize(c); full != want {
+			t.Errorf("%q: sanitize\n got %q\nwant %q", tc.in, full, want)
+		}
+	}
+}
+
+// TestTreeSanitizerAllowList checks that the walk's list of allowed
+// elements is the policy's: bluemonday keeps a tag (with a title, a link
+// and an image source, so that a and img qualify) exactly for the elements
+// the walk lets through. lang is allowed globally, so an element the policy
+// knows keeps it even where it would drop the bare tag.
+func TestTreeSanitizerAllowList(t *testing.T) {
+	t.Parallel()
+	s := newBodySanitizer(newPolicy())
+	names := strings.Fields(`a abbr acronym address area article aside audio b base bdi bdo big blink blockquote body br
+		button canvas caption center cite code col colgroup data datalist dd del details dfn dialog dir div dl dt em embed
+		fieldset figcaption figure font footer form frame frameset h1 h2 h3 h4 h5 h6 head header hgroup hr html i iframe
+		image img input ins kbd keygen label legend li link main map mark marquee menu menuitem meta meter nav nobr noembed
+		noframes noscript object ol optgroup option output p param picture plaintext pre progress q rb rp rt rtc ruby s samp
+		script search section select slot small source span strike strong style sub summary sup table tbody td template
+		textarea tfoot th thead time title tr track tt u ul var video wbr xmp custom-el`)
+	for _, name := range names {
+		tag := tagToken(name, []html.Attribute{{Key: "lang", Val: "en"}, {Key: "title", Val: "t"}, {Key: "href", Val: "https://example.org/"}, {Key: "src", Val: "https://example.org/i.png"}}, isVoid(name)).String()
+		kept := s.policy.Sanitize(tag) != ""
+		if kept != s.allowed[name] {
+			t.Errorf("<%s>: bluemonday keeps it %v, the walk allows it %v", name, kept, s.allowed[name])
+		}
+	}
+}
+
+// FuzzTreeSanitizer compares the tree walk with bluemonday on arbitrary
+// fragments, after the DOM steps, wherever the walk does not fall back.
+func FuzzTreeSanitizer(f *testing.F) {
+	for _, s := range []string{
+		`<p>a<a>b<a href="/x">c</a></a><img src=/i.png width=1 height=1><br></p>`,
+		`<pre>` + "\n" + `x</pre><custom-el lang=en>y</custom-el><big>z</big>`,
+		`<table><td colspan=2>x<svg><b>y</b></svg></table><xmp>r</xmp>`,
+	} {
+		f.Add(s)
+	}
+	s := newBodySanitizer(newPolicy())
+	base, _ := url.Parse("https://example.org/a/")
+	f.Fuzz(func(t *testing.T, in string) {
+		c := parseContent(in, base)
+		want := bluemondayBody(s, c)
+		if got, ok := s.sanitizeTree(c); ok && got != want {
+			t.Errorf("%q\n got %q\nwant %q", in, got, want)
+		}
+	})
+}
+
+// BenchmarkSanitize measures the body sanitizing of the bench feeds'
+// items both ways, after the same parse and DOM steps: "bluemonday"
+// renders the tree and sanitizes the text (as before the tree walk),
+// "tree" is the walk.
+func BenchmarkSanitize(b *testing.B) {
+	s := newBodySanitizer(newPolicy())
+	var contents []*content
+	for _, data := range benchFiles(b) {
+		feed, err := feeds.Parse(data, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, it := range feed.Items {
+			base, _ := url.Parse(it.Link)
+			src := it.Content
+			if src == "" {
+				src = it.Description
+			}
+			contents = append(contents, parseContent(src, base))
+		}
+	}
+	for _, way := range []struct {
+		name string
+		run  func(*content) string
+	}{
+		{"bluemonday", func(c *content) string { return bluemondayBody(s, c) }},
+		{"tree", s.sanitize},
+	} {
+		b.Run(way.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, c := range contents {
+					way.run(c)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(contents)), "ns/item")
+		})
+	}
+}
