@@ -30,9 +30,9 @@ type Vec struct {
 
 // Series is one series of a Vec.
 type Series struct {
-	vec    *Vec
-	values []string
-	bits   atomic.Uint64 // math.Float64bits of the value
+	vec  *Vec
+	key  string        // the label values joined by sep (the map's key, shared)
+	bits atomic.Uint64 // math.Float64bits of the value
 }
 
 // NewCounter is a counter vector named name with the label names labels.
@@ -54,8 +54,15 @@ func newVec(name, help string, typ prometheus.ValueType, labels []string) *Vec {
 	}
 }
 
-// key joins label values with a byte that cannot appear in valid UTF-8.
-func key(values []string) string { return strings.Join(values, "\xff") }
+// sep joins label values in a key: a byte that cannot appear in valid
+// UTF-8. Keeping only the joined key (not the values apart as well) is
+// what makes a series small; the values are split out at scrape time.
+const sep = "\xff"
+
+func key(values []string) string { return strings.Join(values, sep) }
+
+// values are the series' label values, in the order of the label names.
+func (s *Series) values() []string { return strings.Split(s.key, sep) }
 
 // WithLabelValues is the series of these label values (one per label name,
 // in order), created at zero if it does not exist yet.
@@ -75,7 +82,7 @@ func (v *Vec) WithLabelValues(values ...string) *Series {
 	if s, ok := v.series[k]; ok {
 		return s
 	}
-	s = &Series{vec: v, values: append([]string(nil), values...)}
+	s = &Series{vec: v, key: k}
 	v.series[k] = s
 	return s
 }
@@ -107,8 +114,9 @@ func (v *Vec) DeletePartialMatch(labels prometheus.Labels) int {
 	n := 0
 	for k, s := range v.series {
 		match := true
+		values := s.values()
 		for i, val := range want {
-			if s.values[i] != val {
+			if values[i] != val {
 				match = false
 				break
 			}
@@ -170,5 +178,11 @@ func (s *Series) Describe(ch chan<- *prometheus.Desc) { ch <- s.vec.desc }
 
 // Collect implements prometheus.Collector.
 func (s *Series) Collect(ch chan<- prometheus.Metric) {
-	ch <- prometheus.MustNewConstMetric(s.vec.desc, s.vec.typ, s.Value(), s.values...)
+	m, err := prometheus.NewConstMetric(s.vec.desc, s.vec.typ, s.Value(), s.values()...)
+	if err != nil {
+		// A label value that is not valid UTF-8: the scrape reports it
+		// rather than the process panicking in a collector.
+		m = prometheus.NewInvalidMetric(s.vec.desc, err)
+	}
+	ch <- m
 }
