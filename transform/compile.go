@@ -20,7 +20,14 @@ import (
 // concurrent use.
 type Mapping struct {
 	feedID string
-	typ    string
+	// The compiled settings, shared by the feeds whose settings are the
+	// same (ForFeed): a feed's own Mapping is two words.
+	*rules
+}
+
+// rules are a Mapping's compiled settings, everything but the feed's id.
+type rules struct {
+	typ string
 
 	typeRules     []typeRule
 	categoryRules []categoryRule
@@ -123,8 +130,7 @@ func Compile(feedID string, m config.Mapping) (*Mapping, error) {
 	// take the built-in defaults.
 	def := config.Default().Defaults.Mapping
 	c := &compiler{}
-	out := &Mapping{
-		feedID:       feedID,
+	out := &Mapping{feedID: feedID, rules: &rules{
 		typ:          c.contentType("type", m.Type, true),
 		categoryIDs:  slices.Clone(m.CategoryIDs),
 		passUnmapped: deref(m.PassUnmappedCategories),
@@ -149,7 +155,7 @@ func Compile(feedID string, m config.Mapping) (*Mapping, error) {
 			moreButtonText:     strings.TrimSpace(deref(m.MoreButtonText)),
 		},
 		policy: sharedPolicy(),
-	}
+	}}
 	out.fullText = c.compileFullText(m)
 	if feedID == "" {
 		c.add("id", errors.New("a feed id is required: external ids are namespaced by it"))
