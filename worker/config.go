@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,6 +60,7 @@ func compileMappings(cfg *config.Config) (map[string]*transform.Mapping, error) 
 // keep only a copy of the Mapping's top-level struct with their own id.
 type mappingCache struct {
 	byKey map[string]*transform.Mapping
+	buf   bytes.Buffer // the key being built, reused: only new keys are kept
 }
 
 func newMappingCache(n int) *mappingCache {
@@ -72,17 +74,17 @@ func (c *mappingCache) compile(feedID string, m config.Mapping) (*transform.Mapp
 	// The key is the settings as JSON (map keys sorted, pointers followed):
 	// equal JSON is equal settings. A mapping that cannot be encoded is
 	// simply compiled on its own.
-	b, err := json.Marshal(m)
-	if err != nil || feedID == "" {
+	c.buf.Reset()
+	if err := json.NewEncoder(&c.buf).Encode(m); err != nil || feedID == "" {
 		return transform.Compile(feedID, m)
 	}
-	if shared, ok := c.byKey[string(b)]; ok {
+	if shared, ok := c.byKey[string(c.buf.Bytes())]; ok {
 		return shared.ForFeed(feedID), nil
 	}
 	out, err := transform.Compile(feedID, m)
 	if err != nil {
 		return nil, err
 	}
-	c.byKey[string(b)] = out
+	c.byKey[c.buf.String()] = out
 	return out, nil
 }
