@@ -20,6 +20,7 @@ import (
 	"golang.org/x/net/html/charset"
 
 	"github.com/feedworker/feedworker/config"
+	"github.com/feedworker/feedworker/internal/feedseries"
 	"github.com/feedworker/feedworker/internal/netguard"
 )
 
@@ -103,7 +104,7 @@ type Fetcher struct {
 	fresh     time.Duration
 	now       func() time.Time
 	hosts     *hostLimiter
-	fetches   *prometheus.CounterVec
+	fetches   *feedseries.Vec // by feed: compact series (docs/PERFORMANCE.md)
 
 	mu    sync.Mutex
 	cap   int
@@ -180,12 +181,11 @@ func NewFetcher(o Options) (*Fetcher, error) {
 		fresh:     o.Fresh,
 		now:       time.Now,
 		hosts:     newHostLimiter(o.PerHost),
-		fetches: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "feedworker_full_text_fetches_total",
-			Help: "Article pages fetched for full text, by feed and result: ok, cached (fresh in the cache, no request), " +
-				"not_modified (revalidated by a 304), or the cause of a failure (blocked, http, timeout, network, " +
+		fetches: feedseries.NewCounter("feedworker_full_text_fetches_total",
+			"Article pages fetched for full text, by feed and result: ok, cached (fresh in the cache, no request), "+
+				"not_modified (revalidated by a 304), or the cause of a failure (blocked, http, timeout, network, "+
 				"too_large, not_html, no_match, no_content, bad_url); a failure keeps the feed's text.",
-		}, []string{"feed", "result"}),
+			"feed", "result"),
 		cap:   o.CacheSize,
 		order: list.New(),
 		index: make(map[string]*list.Element),

@@ -3,6 +3,7 @@ package config
 import (
 	"reflect"
 	"runtime/debug"
+	"sync"
 	"time"
 )
 
@@ -104,13 +105,16 @@ func fitInterval(def *FeedSettings, h HTTP) {
 }
 
 // buildVersion is the main module's version as the go command stamped it,
-// or "dev" for builds from a working tree.
-func buildVersion() string {
+// or "dev" for builds from a working tree. It is read once: Default is
+// called per feed (transform.Compile, the poller), and parsing the build
+// info each time cost about 20 KiB of garbage and 50 µs a call
+// (docs/PERFORMANCE.md). The value never changes while the process runs.
+var buildVersion = sync.OnceValue(func() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
 	}
 	return "dev"
-}
+})
 
 // applySectionDefaults gives every key of the top-level sections (api,
 // redis, http, ...) that the file did not set its built-in default. These

@@ -4,15 +4,17 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/feedworker/feedworker/internal/feedseries"
 )
 
 // metrics are the poll metrics of docs/ARCHITECTURE.md. Labels are the
 // configured feed id and the bounded result class, never a URL.
 type metrics struct {
-	polls       *prometheus.CounterVec
+	polls       *feedseries.Vec
 	duration    *prometheus.HistogramVec
-	bytes       *prometheus.CounterVec
-	lastSuccess *prometheus.GaugeVec
+	bytes       *feedseries.Vec
+	lastSuccess *feedseries.Vec
 	configured  prometheus.Gauge
 	gone        prometheus.Gauge
 	moved       prometheus.Gauge
@@ -20,23 +22,19 @@ type metrics struct {
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
-		polls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "feedworker_polls_total",
-			Help: "Feed polls by feed and result class.",
-		}, []string{"feed", "result"}),
+		// The per-feed series are feedseries vectors: a few dozen bytes
+		// a series instead of client_golang's ~500 (docs/PERFORMANCE.md).
+		polls: feedseries.NewCounter("feedworker_polls_total",
+			"Feed polls by feed and result class.", "feed", "result"),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "feedworker_fetch_duration_seconds",
 			Help:    "Time to fetch and parse a feed, by result class.",
 			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
 		}, []string{"result"}),
-		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "feedworker_fetched_bytes_total",
-			Help: "Feed body bytes received, as transferred (before decompression).",
-		}, []string{"feed"}),
-		lastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "feedworker_last_successful_poll_timestamp_seconds",
-			Help: "Unix time of the last poll that ended in 200 (handled) or 304.",
-		}, []string{"feed"}),
+		bytes: feedseries.NewCounter("feedworker_fetched_bytes_total",
+			"Feed body bytes received, as transferred (before decompression).", "feed"),
+		lastSuccess: feedseries.NewGauge("feedworker_last_successful_poll_timestamp_seconds",
+			"Unix time of the last poll that ended in 200 (handled) or 304.", "feed"),
 		configured: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "feedworker_feeds_configured",
 			Help: "Feeds in the configuration that are enabled.",

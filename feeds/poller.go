@@ -196,7 +196,9 @@ type Poller struct {
 
 // feedState is the poller's memory of one feed, guarded by Poller.mu.
 type feedState struct {
-	cfg      config.Feed
+	// cfg points into the list given to Update, not a copy: a config is
+	// never changed after Load, and a copy per feed was 512 bytes.
+	cfg      *config.Feed
 	host     string
 	interval time.Duration
 	enabled  bool
@@ -315,12 +317,15 @@ func hostOf(raw string) string {
 // from the last poll; any change lifts a gone mark. Identical feeds keep all
 // their state and their next poll time. Feeds with an id already seen in the
 // list are ignored with a warning (config validation rejects them anyway).
+// The poller keeps pointers into feeds: the caller must not change the list
+// afterwards (a loaded config is never changed; a reload is a new one).
 func (p *Poller) Update(feeds []config.Feed) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := time.Now()
 	seen := make(map[string]bool, len(feeds))
-	for _, c := range feeds {
+	for i := range feeds {
+		c := &feeds[i]
 		if seen[c.ID] {
 			p.log.Warn("duplicate feed id in update; keeping the first", "feed", c.ID)
 			continue
@@ -336,7 +341,8 @@ func (p *Poller) Update(feeds []config.Feed) {
 			p.log.Debug("feed added", "feed", c.ID, "url", config.RedactURL(c.URL), "first_poll", fs.next)
 			continue
 		}
-		if reflect.DeepEqual(fs.cfg, c) {
+		if reflect.DeepEqual(*fs.cfg, *c) {
+			fs.cfg = c // the same settings: hold the new list, let the old one go
 			continue
 		}
 		urlChanged := fs.cfg.URL != c.URL
@@ -558,7 +564,7 @@ func (p *Poller) startLocked(fs *feedState) job {
 	fs.inFlight = true
 	p.inFlight++
 	p.hosts[fs.host]++
-	return job{fs: fs, cfg: fs.cfg, host: fs.host, epoch: fs.epoch, validators: fs.validators, known: fs.validatorsKnown,
+	return job{fs: fs, cfg: *fs.cfg, host: fs.host, epoch: fs.epoch, validators: fs.validators, known: fs.validatorsKnown,
 		url: p.fetchURLLocked(fs), stateKnown: fs.stateKnown}
 }
 

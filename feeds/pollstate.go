@@ -92,7 +92,7 @@ func (fs *feedState) stateLocked() PollState {
 		s.NotBefore = fs.next
 	}
 	if fs.gone {
-		s.GoneConfig = Fingerprint(fs.cfg)
+		s.GoneConfig = Fingerprint(*fs.cfg)
 	}
 	if !s.IsZero() {
 		s.URL = fs.cfg.URL
@@ -188,7 +188,7 @@ func (p *Poller) applyStateLocked(fs *feedState, st PollState, found bool, now t
 	fs.docWarnings = slices.DeleteFunc(slices.Clone(fs.warnings), func(w Warning) bool { return w.Code == WarnMoved })
 	defer p.updateGaugesLocked()
 	switch {
-	case st.GoneConfig != "" && st.GoneConfig == Fingerprint(fs.cfg):
+	case st.GoneConfig != "" && st.GoneConfig == Fingerprint(*fs.cfg):
 		fs.gone = true
 		p.log.Info("feed is gone (410, remembered by the store); not polled until its config changes", "feed", id)
 		return &PollResult{FeedID: id, Class: ClassGone, Skipped: true,

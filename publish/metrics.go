@@ -4,26 +4,27 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/feedworker/feedworker/internal/feedseries"
 )
 
 // metrics are the publisher's collectors (names in docs/ARCHITECTURE.md).
 type metrics struct {
-	items       *prometheus.CounterVec
+	items       *feedseries.Vec // by feed: compact series (docs/PERFORMANCE.md)
 	requests    *prometheus.CounterVec
 	storeDur    *prometheus.HistogramVec
 	storeErrs   *prometheus.CounterVec
 	outboxDepth prometheus.Gauge
 	deadLetters prometheus.Gauge
-	unreadable  *prometheus.CounterVec
+	unreadable  *feedseries.Vec
 	backlogWait prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
-		items: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "feedworker_items_total",
-			Help: "Feed items by outcome: seen (recorded without publishing), new, duplicate, updated, filtered, failed.",
-		}, []string{"feed", "outcome"}),
+		items: feedseries.NewCounter("feedworker_items_total",
+			"Feed items by outcome: seen (recorded without publishing), new, duplicate, updated, filtered, failed.",
+			"feed", "outcome"),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "feedworker_publish_requests_total",
 			Help: "Deliveries to the API by content type and outcome: created, updated, recovered, retry, dead_letter, removed, deleted.",
@@ -45,10 +46,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "feedworker_dead_letters",
 			Help: "Items whose delivery failed permanently, waiting for feedworker deadletters retry.",
 		}),
-		unreadable: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "feedworker_unreadable_answers_total",
-			Help: "2xx answers of the API whose body could not be read, by feed and cause (the offending field, or body).",
-		}, []string{"feed", "cause"}),
+		unreadable: feedseries.NewCounter("feedworker_unreadable_answers_total",
+			"2xx answers of the API whose body could not be read, by feed and cause (the offending field, or body).",
+			"feed", "cause"),
 		backlogWait: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "feedworker_backlog_waits_total",
 			Help: "Fetches whose items waited for deliveries to catch up before being queued (publish.max_backlog).",

@@ -13,6 +13,7 @@ import (
 
 	"github.com/feedworker/feedworker/acs"
 	"github.com/feedworker/feedworker/dedupe"
+	"github.com/feedworker/feedworker/internal/feedseries"
 	"github.com/feedworker/feedworker/transform"
 )
 
@@ -52,7 +53,7 @@ type reconciler struct {
 }
 
 type reconcileMetrics struct {
-	items   *prometheus.CounterVec
+	items   *feedseries.Vec // by feed: compact series (docs/PERFORMANCE.md)
 	lookups *prometheus.CounterVec
 	passes  prometheus.Counter
 	losses  prometheus.Counter
@@ -60,10 +61,9 @@ type reconcileMetrics struct {
 
 func newReconcileMetrics(reg prometheus.Registerer) (*reconcileMetrics, error) {
 	m := &reconcileMetrics{
-		items: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "feedworker_reconcile_items_total",
-			Help: "Items looked up on the API before their first POST (reconcile mode), by outcome: found (recorded as published), new (not found, queued), seen (not found, older than what the API has: recorded without publishing).",
-		}, []string{"feed", "outcome"}),
+		items: feedseries.NewCounter("feedworker_reconcile_items_total",
+			"Items looked up on the API before their first POST (reconcile mode), by outcome: found (recorded as published), new (not found, queued), seen (not found, older than what the API has: recorded without publishing).",
+			"feed", "outcome"),
 		lookups: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "feedworker_reconcile_lookups_total",
 			Help: "GET /v3/content requests made by reconcile look-ups, by kind: filter (external_id in up to 100 ids), scan (a page read without a filter, when the service refuses or ignores it).",

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/feedworker/feedworker/dedupe"
+	"github.com/feedworker/feedworker/internal/feedseries"
 	"github.com/feedworker/feedworker/transform"
 )
 
@@ -307,7 +308,7 @@ func aliasesOf(feedID string, kept []*transform.Payload, status []dedupe.Status,
 // repostMetrics count what matching blocked and what the flood guard holds.
 type repostMetrics struct {
 	blocked *prometheus.CounterVec
-	held    *prometheus.GaugeVec
+	held    *feedseries.Vec // by feed: compact series (docs/PERFORMANCE.md)
 }
 
 func newRepostMetrics(reg prometheus.Registerer) (*repostMetrics, error) {
@@ -316,10 +317,8 @@ func newRepostMetrics(reg prometheus.Registerer) (*repostMetrics, error) {
 			Name: "feedworker_reposts_blocked_total",
 			Help: "New items not posted because they are a known story under a new identity, by matcher: url, text, across_feeds.",
 		}, []string{"match"}),
-		held: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "feedworker_items_held",
-			Help: "Items a feed's flood guard holds for feedworker release, by feed.",
-		}, []string{"feed"}),
+		held: feedseries.NewGauge("feedworker_items_held",
+			"Items a feed's flood guard holds for feedworker release, by feed.", "feed"),
 	}
 	if reg == nil {
 		return m, nil

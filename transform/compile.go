@@ -19,7 +19,14 @@ import (
 // concurrent use.
 type Mapping struct {
 	feedID string
-	typ    string
+	// The compiled settings, shared by the feeds whose settings are the
+	// same (ForFeed): a feed's own Mapping is two words.
+	*rules
+}
+
+// rules are a Mapping's compiled settings, everything but the feed's id.
+type rules struct {
+	typ string
 
 	typeRules     []typeRule
 	categoryRules []categoryRule
@@ -122,8 +129,7 @@ func Compile(feedID string, m config.Mapping) (*Mapping, error) {
 	// take the built-in defaults.
 	def := config.Default().Defaults.Mapping
 	c := &compiler{}
-	out := &Mapping{
-		feedID:       feedID,
+	out := &Mapping{feedID: feedID, rules: &rules{
 		typ:          c.contentType("type", m.Type, true),
 		categoryIDs:  slices.Clone(m.CategoryIDs),
 		passUnmapped: deref(m.PassUnmappedCategories),
@@ -148,7 +154,7 @@ func Compile(feedID string, m config.Mapping) (*Mapping, error) {
 			moreButtonText:     strings.TrimSpace(deref(m.MoreButtonText)),
 		},
 		sanitizer: sharedSanitizer(),
-	}
+	}}
 	out.fullText = c.compileFullText(m)
 	if feedID == "" {
 		c.add("id", errors.New("a feed id is required: external ids are namespaced by it"))
