@@ -382,7 +382,11 @@ func OpenAPI(ctx context.Context, cfg *config.Config, o APIOptions) (*API, error
 	}
 	api := cfg.API
 	base := http.DefaultTransport.(*http.Transport).Clone()
-	base.MaxIdleConnsPerHost = max(16, cfg.Publish.Workers*2)
+	// Requests come from the senders and, for look-ups before a first POST
+	// (reconcile), from the polls in flight: keep as many idle connections
+	// as can be busy at once, or every burst (the backlog releasing its
+	// polls together) opens and drops new ones.
+	base.MaxIdleConnsPerHost = max(16, cfg.Publish.Workers*2+cfg.HTTP.MaxConcurrency)
 	out := &API{Close: func() error { return nil }}
 	var hc *http.Client
 	baseURL := api.BaseURL
