@@ -181,6 +181,42 @@ func TestRedisSettleMany(t *testing.T) {
 	c.AddHook(rt)
 	s := dedupe.NewRedis(c, dedupe.RedisOptions{Prefix: "p:"})
 	ctx := t.Context()
+	// The scripts flushed between the claim and the settlements.
+	ch := checkSettleMany(t, s, func() {
+		if err := c.ScriptFlush(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	// Steady state: one round trip for the lot.
+	mustCommit(t, s, "g", ch, nil, t0)
+	claimed := mustClaim(t, s, "w", 6, t0)
+	var ops []dedupe.SettleOp
+	var errs []error
+	for i, cl := range claimed {
+		ops = append(ops, dedupe.SettleOp{Key: cl.Key, Settlement: dedupe.Settlement{Kind: dedupe.Delivered, ContentID: int64(100 + i), Type: "story", Hash: "h1"}})
+	}
+	if n := countRT(rt, func() { _, errs = s.SettleMany(ctx, "w", ops, t0) }); n != 1 {
+		t.Errorf("SettleMany of %d: %d round trips, want 1", len(ops), n)
+	}
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("op %d: %v", i, err)
+		}
+	}
+}
+
+// settleManyStore is a store that records many outcomes at once.
+type settleManyStore interface {
+	dedupe.Store
+	dedupe.SettleBatcher
+}
+
+// checkSettleMany checks that outcomes recorded together end as they do one
+// by one, an invalid one failing alone; between the claim and the
+// settlements it runs between (nil: nothing). It returns the changes it
+// committed, for more of the same.
+func checkSettleMany(t *testing.T, s settleManyStore, between func()) []dedupe.Change {
+	t.Helper()
 	var ch []dedupe.Change
 	for i := range 6 {
 		ch = append(ch, change(fmt.Sprint("item", i), "h1", dedupe.ActionPublish))
@@ -190,8 +226,8 @@ func TestRedisSettleMany(t *testing.T) {
 	if len(claimed) != 6 {
 		t.Fatalf("claimed %d, want 6", len(claimed))
 	}
-	if err := c.ScriptFlush(ctx).Err(); err != nil {
-		t.Fatal(err)
+	if between != nil {
+		between()
 	}
 	ops := []dedupe.SettleOp{
 		{Key: claimed[0].Key, Settlement: dedupe.Settlement{Kind: dedupe.Delivered, ContentID: 10, Type: "story", Hash: "h1"}},
@@ -200,7 +236,7 @@ func TestRedisSettleMany(t *testing.T) {
 		{Key: claimed[3].Key, Settlement: dedupe.Settlement{Kind: dedupe.Dead, Status: 400, Reason: "bad"}},
 		{Key: claimed[4].Key, Settlement: dedupe.Settlement{Kind: dedupe.Delivered}}, // no content id: invalid
 	}
-	held, errs := s.SettleMany(ctx, "w", ops, t0)
+	held, errs := s.SettleMany(t.Context(), "w", ops, t0)
 	for i, want := range []bool{true, true, true, true, false} {
 		if held[i] != want {
 			t.Errorf("op %d held = %v, want %v", i, held[i], want)
@@ -221,19 +257,5 @@ func TestRedisSettleMany(t *testing.T) {
 		// and 5 (not settled); item 3 is a dead letter.
 		t.Errorf("stats = %+v, want outbox 3 (due 2), dead letters 1", st)
 	}
-	// Steady state: one round trip for the lot.
-	mustCommit(t, s, "g", ch, nil, t0)
-	claimed = mustClaim(t, s, "w", 6, t0)
-	ops = ops[:0]
-	for i, cl := range claimed {
-		ops = append(ops, dedupe.SettleOp{Key: cl.Key, Settlement: dedupe.Settlement{Kind: dedupe.Delivered, ContentID: int64(100 + i), Type: "story", Hash: "h1"}})
-	}
-	if n := countRT(rt, func() { _, errs = s.SettleMany(ctx, "w", ops, t0) }); n != 1 {
-		t.Errorf("SettleMany of %d: %d round trips, want 1", len(ops), n)
-	}
-	for i, err := range errs {
-		if err != nil {
-			t.Errorf("op %d: %v", i, err)
-		}
-	}
+	return ch
 }
