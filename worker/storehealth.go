@@ -288,10 +288,10 @@ func storeCaused(r slog.Record) bool {
 	return found
 }
 
-// watchStore connects the health to the open store (down at once when
-// problem, the check at open, failed). It connects the health to the open store: Redis reports every
-// command through a hook and is probed with PING; the embedded store
-// reports through the publisher and is probed, while down, with a read.
+// watchStore connects the health to the open store, down at once when
+// problem (the check at open) is set. Redis reports every command through
+// a hook and is probed with PING; the embedded store reports through the
+// publisher and is probed, while down, with a read.
 func (w *Worker) watchStore(problem error) {
 	h := w.health
 	if w.redis != nil {
