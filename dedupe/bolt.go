@@ -171,7 +171,7 @@ func (b *Bolt) update(ctx context.Context, op string, fn func(tx *bolt.Tx) error
 	// Every write is group-committed (see bolt_group.go): fn may run
 	// twice and must set its results afresh.
 	if err := b.bounded(ctx, 0, func() error { return b.group.write(fn) }); err != nil {
-		return fmt.Errorf("bolt %s: %w", op, err)
+		return fmt.Errorf("bolt %s: %w", op, keepErrno(err))
 	}
 	return nil
 }
