@@ -213,13 +213,14 @@ func (b *Bolt) view(ctx context.Context, op string, fn func(tx *bolt.Tx) error) 
 }
 
 // stepEvery is how many items a transaction handles between two looks at
-// its context: a feed of 100,000 items is one transaction, and a stop must
-// not wait for all of it.
+// its context, inside a step of up to stepItems items (steps.go): a stop
+// need not wait for the step's end.
 const stepEvery = 1024
 
-// stepCheck returns ctx's error every stepEvery items: the transaction
-// then rolls back whole, so a stop leaves nothing half-recorded and the
-// next process records the feed again from the start.
+// stepCheck returns ctx's error every stepEvery items: the step's
+// transaction then rolls back whole, so a stop leaves nothing
+// half-recorded; the steps before it are durable, and the next process
+// records the rest.
 func stepCheck(ctx context.Context, n int) error {
 	if n%stepEvery == 0 {
 		return ctx.Err()

@@ -92,6 +92,11 @@ feeds:
 			select {
 			case err := <-exited:
 				t.Logf("SIGTERM to exit: %s (%v)", time.Since(stopAt).Round(10*time.Millisecond), err)
+				// Where the stop found it, for whoever reads the run.
+				if b, rerr := os.ReadFile(filepath.Join(e.dir, "huge-1.log")); rerr == nil {
+					lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+					t.Logf("the stopped once's last log lines:\n%s", strings.Join(lines[max(0, len(lines)-4):], "\n"))
+				}
 			case <-time.After(stopBound):
 				t.Errorf("once did not exit within %s of SIGTERM", stopBound)
 				<-exited
