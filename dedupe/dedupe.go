@@ -7,9 +7,9 @@
 // store (go.etcd.io/bbolt) for a single worker without Redis. Every method
 // that changes state does so atomically: a Lua script on Redis, one
 // transaction on bbolt; Diff and Commit of a fetch too big for one step
-// (more than 2,000 items) work in steps that are each atomic, with the
-// context checked between them (see [Store.Commit]). Publish logic lives in package publish; this package
-// only keeps state and applies the state transitions described below.
+// (more than 2,000 items or 4 MiB) work in steps that are each atomic,
+// with the context checked between them (see [Store.Commit]). Publish
+// logic lives in package publish; this package only keeps state and applies the state transitions described below.
 //
 // # Items and their life
 //
@@ -151,8 +151,8 @@
 // [Store.DeadLetters] and [Store.RetryDeadLetters] visit every partition
 // in one pipeline (a ClusterClient splits it per node).
 //
-// Round trips: [Store.Diff] is one script for a fetch of up to 2,000 items (look up every
-// item, refresh last-seen times, sweep, and when nothing is new or changed
+// Round trips: [Store.Diff] is one script for a fetch of up to 2,000
+// items (look up every item, refresh last-seen times, sweep, and when nothing is new or changed
 // store the validators), so a poll with nothing new costs one round trip.
 // [Store.Commit] is one more script when something is new or changed.
 // [Store.Claim] is one pipeline while the first partition fills the batch
