@@ -152,8 +152,9 @@
 // in one pipeline (a ClusterClient splits it per node).
 //
 // Round trips: [Store.Diff] is one script for a fetch of up to 2,000
-// items (look up every item, refresh last-seen times, sweep, and when nothing is new or changed
-// store the validators), so a poll with nothing new costs one round trip.
+// items (look up every item, refresh last-seen times, sweep, and when
+// nothing is new or changed store the validators), so a poll with nothing
+// new costs one round trip.
 // [Store.Commit] is one more script when something is new or changed.
 // [Store.Claim] is one pipeline while the first partition fills the batch
 // or nothing is due, plus one script per further partition it takes from;
