@@ -60,6 +60,9 @@ type Bolt struct {
 	sweepLimit int
 	// callTimeout bounds each call (BoltOptions.CallTimeout).
 	callTimeout time.Duration
+	// afterStep, set by tests only, runs after each step of a Diff or
+	// Commit cut into several.
+	afterStep stepHook
 }
 
 var _ Store = (*Bolt)(nil)
@@ -69,19 +72,22 @@ var _ Store = (*Bolt)(nil)
 var ErrLocked = errors.New("the file is locked by another process")
 
 var (
-	bFeeds  = []byte("feeds")
-	bRec    = []byte("rec")
-	bSeen   = []byte("seen")
-	bIdx    = []byte("idx")
-	bVal    = []byte("val")
-	bDue    = []byte("due")
-	bDueX   = []byte("duex")
-	bDead   = []byte("dead")
-	bData   = []byte("data")
-	bMeta   = []byte("meta")
-	bRuns   = []byte("runs")
-	bClaims = []byte("claims")
-	bLeases = []byte("leases")
+	bFeeds = []byte("feeds")
+	bRec   = []byte("rec")
+	bSeen  = []byte("seen")
+	bIdx   = []byte("idx")
+	bVal   = []byte("val")
+	// bFirstSight, in a feed's val bucket: its first sight was cut short
+	// (steps.go).
+	bFirstSight = []byte("fs")
+	bDue        = []byte("due")
+	bDueX       = []byte("duex")
+	bDead       = []byte("dead")
+	bData       = []byte("data")
+	bMeta       = []byte("meta")
+	bRuns       = []byte("runs")
+	bClaims     = []byte("claims")
+	bLeases     = []byte("leases")
 )
 
 // OpenBolt opens (creating if needed) the store file at path. Claims left
@@ -165,7 +171,7 @@ func (b *Bolt) update(ctx context.Context, op string, fn func(tx *bolt.Tx) error
 	// Every write is group-committed (see bolt_group.go): fn may run
 	// twice and must set its results afresh.
 	if err := b.bounded(ctx, 0, func() error { return b.group.write(fn) }); err != nil {
-		return fmt.Errorf("bolt %s: %w", op, err)
+		return fmt.Errorf("bolt %s: %w", op, keepErrno(err))
 	}
 	return nil
 }
@@ -207,13 +213,14 @@ func (b *Bolt) view(ctx context.Context, op string, fn func(tx *bolt.Tx) error) 
 }
 
 // stepEvery is how many items a transaction handles between two looks at
-// its context: a feed of 100,000 items is one transaction, and a stop must
-// not wait for all of it.
+// its context, inside a step of up to stepItems items (steps.go): a stop
+// need not wait for the step's end.
 const stepEvery = 1024
 
-// stepCheck returns ctx's error every stepEvery items: the transaction
-// then rolls back whole, so a stop leaves nothing half-recorded and the
-// next process records the feed again from the start.
+// stepCheck returns ctx's error every stepEvery items: the step's
+// transaction then rolls back whole, so a stop leaves nothing
+// half-recorded; the steps before it are durable, and the next process
+// records the rest.
 func stepCheck(ctx context.Context, n int) error {
 	if n%stepEvery == 0 {
 		return ctx.Err()
@@ -323,62 +330,97 @@ func msField(t time.Time) string {
 	return strconv.FormatInt(t.UnixMilli(), 10)
 }
 
-// Diff implements [Store.Diff] in one transaction.
+// Diff implements [Store.Diff]: one transaction per step (steps.go),
+// items taken in key order.
 func (b *Bolt) Diff(ctx context.Context, feedID string, items []Item, v *Validators, now time.Time) (Diff, error) {
 	if err := checkItems(feedID, items); err != nil {
 		return Diff{}, err
 	}
-	var d Diff
 	nowMS := ms(now)
-	err := b.update(ctx, "diff feed "+feedID, func(tx *bolt.Tx) error {
-		d = Diff{Status: make([]Status, len(items))}
-		f, err := feedOf(tx, feedID, true)
-		if err != nil {
-			return err
+	op := "diff feed " + feedID
+	order := keyOrder(len(items), func(i int) string { return items[i].ExternalID })
+	spans := stepSpans(len(order), nil)
+	d := Diff{Status: make([]Status, len(items))}
+	dirty := false
+	for si, sp := range spans {
+		if err := beforeStep(ctx, "bolt "+op, si, len(spans)); err != nil {
+			return Diff{}, err
 		}
-		if err := f.checkFence(v); err != nil {
-			return err
-		}
-		first, _ := f.seen.Cursor().First()
-		d.Known = f.val.Get([]byte("at")) != nil || first != nil
-		dirty := false
-		for n, i := range keyOrder(len(items), func(i int) string { return items[i].ExternalID }) {
-			if err := stepCheck(ctx, n); err != nil {
-				return err
-			}
-			it := items[i]
-			r, ok, err := f.record(it.ExternalID)
+		last := si == len(spans)-1
+		var known, stepDirty, stored bool
+		var expired int
+		err := b.update(ctx, op, func(tx *bolt.Tx) error {
+			known, stepDirty, stored, expired = false, false, false, 0
+			f, err := feedOf(tx, feedID, true)
 			if err != nil {
 				return err
 			}
-			switch {
-			case !ok:
-				d.Status[i], dirty = StatusNew, true
-				continue
-			case r.Hash != it.Hash:
-				d.Status[i], dirty = StatusChanged, true
-			case r.State == StateSeenOnly:
-				d.Status[i] = StatusSkipped
-			default:
-				d.Status[i] = StatusUnchanged
-			}
-			if err := f.touch(it.ExternalID, nowMS); err != nil {
+			if err := f.checkFence(v); err != nil {
 				return err
 			}
+			known = f.known()
+			for n, i := range order[sp.lo:sp.hi] {
+				if err := stepCheck(ctx, n); err != nil {
+					return err
+				}
+				it := items[i]
+				r, ok, err := f.record(it.ExternalID)
+				if err != nil {
+					return err
+				}
+				switch {
+				case !ok:
+					d.Status[i], stepDirty = StatusNew, true
+					continue
+				case r.Hash != it.Hash:
+					d.Status[i], stepDirty = StatusChanged, true
+				case r.State == StateSeenOnly:
+					d.Status[i] = StatusSkipped
+				default:
+					d.Status[i] = StatusUnchanged
+				}
+				if err := f.touch(it.ExternalID, nowMS); err != nil {
+					return err
+				}
+			}
+			if !last {
+				return nil
+			}
+			if expired, err = b.sweep(tx, f, feedID, nowMS, ms(now.Add(-b.retention))); err != nil {
+				return err
+			}
+			if !dirty && !stepDirty && v != nil {
+				stored = true
+				return errors.Join(f.putValidators(*v, nowMS), f.val.Delete(bFirstSight))
+			}
+			return nil
+		})
+		if err != nil {
+			return Diff{}, err
 		}
-		if d.Expired, err = b.sweep(tx, f, feedID, nowMS, ms(now.Add(-b.retention))); err != nil {
-			return err
+		dirty = dirty || stepDirty
+		if si == 0 {
+			// Known as the feed was before this call.
+			d.Known = known
 		}
-		if !dirty && v != nil {
-			d.ValidatorsStored = true
-			return f.putValidators(*v, nowMS)
+		if last {
+			d.ValidatorsStored, d.Expired = stored, expired
 		}
-		return nil
-	})
-	if err != nil {
-		return Diff{}, err
+		if len(spans) > 1 && b.afterStep != nil {
+			b.afterStep("diff", si+1)
+		}
 	}
 	return d, nil
+}
+
+// known reports whether the feed was seen before: a 200 poll accepted, or
+// records, unless its first sight was cut short (steps.go).
+func (f *feedBuckets) known() bool {
+	if f.val.Get([]byte("at")) != nil {
+		return true
+	}
+	first, _ := f.seen.Cursor().First()
+	return first != nil && f.val.Get(bFirstSight) == nil
 }
 
 // keyOrder returns the indexes 0..n-1 in the order of their keys, equal
@@ -425,82 +467,114 @@ func (b *Bolt) sweep(tx *bolt.Tx, f *feedBuckets, feedID string, now, cutoff int
 	return expired, nil
 }
 
-// Commit implements [Store.Commit] in one transaction.
+// Commit implements [Store.Commit]: one transaction per step (steps.go),
+// changes taken in key order.
 func (b *Bolt) Commit(ctx context.Context, feedID string, changes []Change, v *Validators, now time.Time) ([]Outcome, error) {
 	if err := checkChanges(feedID, changes); err != nil {
 		return nil, err
 	}
 	out := make([]Outcome, len(changes))
 	nowMS := ms(now)
-	err := b.update(ctx, "commit feed "+feedID, func(tx *bolt.Tx) error {
-		f, err := feedOf(tx, feedID, true)
+	op := "commit feed " + feedID
+	order := keyOrder(len(changes), func(i int) string { return changes[i].ExternalID })
+	spans := stepSpans(len(order), func(i int) int { return changes[order[i]].size() })
+	for si, sp := range spans {
+		if err := beforeStep(ctx, "bolt "+op, si, len(spans)); err != nil {
+			return nil, err
+		}
+		last := si == len(spans)-1
+		if err := b.update(ctx, op, func(tx *bolt.Tx) error {
+			return b.commitStep(ctx, tx, feedID, changes, order[sp.lo:sp.hi], out, v, last, nowMS)
+		}); err != nil {
+			if si > 0 {
+				return nil, fmt.Errorf("step %d of %d (the earlier steps are recorded): %w", si+1, len(spans), err)
+			}
+			return nil, err
+		}
+		if len(spans) > 1 && b.afterStep != nil {
+			b.afterStep("commit", si+1)
+		}
+	}
+	return out, nil
+}
+
+// commitStep records changes[i] for every i of step, setting out[i]; the
+// last step also stores v and ends a first sight (steps.go).
+func (b *Bolt) commitStep(ctx context.Context, tx *bolt.Tx, feedID string, changes []Change, step []int, out []Outcome, v *Validators, last bool, nowMS int64) error {
+	f, err := feedOf(tx, feedID, true)
+	if err != nil {
+		return err
+	}
+	if err := f.checkFence(v); err != nil {
+		return err
+	}
+	if !last && !f.known() {
+		if err := f.val.Put(bFirstSight, []byte("1")); err != nil {
+			return err
+		}
+	}
+	o := outboxOf(tx)
+	for n, i := range step {
+		if err := stepCheck(ctx, n); err != nil {
+			return err
+		}
+		c := changes[i]
+		member := Key{feedID, c.ExternalID}.String()
+		r, ok, err := f.record(c.ExternalID)
 		if err != nil {
 			return err
 		}
-		if err := f.checkFence(v); err != nil {
+		switch {
+		case !ok:
+			r = Record{Hash: c.Hash, Type: c.Type, FirstSeen: fromMS(nowMS)}
+			if c.Action == ActionSeeOnly {
+				r.State, out[i] = StateSeenOnly, OutcomeSeen
+			} else {
+				if err := o.enqueue(member, c.Hash, c.Data, nowMS); err != nil {
+					return err
+				}
+				out[i] = OutcomeNew
+			}
+		default:
+			out[i] = OutcomeUnchanged
+			if r.Hash != c.Hash {
+				r.Hash = c.Hash
+				if r.State == StateActive || r.State == StateDead {
+					r.State = StateActive
+					if r.ContentID == 0 {
+						r.Type = c.Type
+					}
+					if err := o.enqueue(member, c.Hash, c.Data, nowMS); err != nil {
+						return err
+					}
+					out[i] = OutcomeUpdated
+				}
+			}
+			if c.Action == ActionBackfill && r.State == StateSeenOnly {
+				r.State, r.Type = StateActive, c.Type
+				if err := o.enqueue(member, c.Hash, c.Data, nowMS); err != nil {
+					return err
+				}
+				out[i] = OutcomeBackfilled
+			}
+		}
+		if err := f.putRecord(c.ExternalID, r); err != nil {
 			return err
 		}
-		o := outboxOf(tx)
-		for n, i := range keyOrder(len(changes), func(i int) string { return changes[i].ExternalID }) {
-			if err := stepCheck(ctx, n); err != nil {
-				return err
-			}
-			c := changes[i]
-			member := Key{feedID, c.ExternalID}.String()
-			r, ok, err := f.record(c.ExternalID)
-			if err != nil {
-				return err
-			}
-			switch {
-			case !ok:
-				r = Record{Hash: c.Hash, Type: c.Type, FirstSeen: fromMS(nowMS)}
-				if c.Action == ActionSeeOnly {
-					r.State, out[i] = StateSeenOnly, OutcomeSeen
-				} else {
-					if err := o.enqueue(member, c.Hash, c.Data, nowMS); err != nil {
-						return err
-					}
-					out[i] = OutcomeNew
-				}
-			default:
-				out[i] = OutcomeUnchanged
-				if r.Hash != c.Hash {
-					r.Hash = c.Hash
-					if r.State == StateActive || r.State == StateDead {
-						r.State = StateActive
-						if r.ContentID == 0 {
-							r.Type = c.Type
-						}
-						if err := o.enqueue(member, c.Hash, c.Data, nowMS); err != nil {
-							return err
-						}
-						out[i] = OutcomeUpdated
-					}
-				}
-				if c.Action == ActionBackfill && r.State == StateSeenOnly {
-					r.State, r.Type = StateActive, c.Type
-					if err := o.enqueue(member, c.Hash, c.Data, nowMS); err != nil {
-						return err
-					}
-					out[i] = OutcomeBackfilled
-				}
-			}
-			if err := f.putRecord(c.ExternalID, r); err != nil {
-				return err
-			}
-			if err := f.touch(c.ExternalID, nowMS); err != nil {
-				return err
-			}
+		if err := f.touch(c.ExternalID, nowMS); err != nil {
+			return err
 		}
-		if v != nil {
-			return f.putValidators(*v, nowMS)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
-	return out, nil
+	if !last {
+		return nil
+	}
+	if err := f.val.Delete(bFirstSight); err != nil {
+		return err
+	}
+	if v != nil {
+		return f.putValidators(*v, nowMS)
+	}
+	return nil
 }
 
 // Validators implements [Store.Validators].

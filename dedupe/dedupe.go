@@ -6,8 +6,10 @@
 // product's store, shared by every replica, and [Bolt], an embedded on-disk
 // store (go.etcd.io/bbolt) for a single worker without Redis. Every method
 // that changes state does so atomically: a Lua script on Redis, one
-// transaction on bbolt. Publish logic lives in package publish; this package
-// only keeps state and applies the state transitions described below.
+// transaction on bbolt; Diff and Commit of a fetch too big for one step
+// (more than 2,000 items or 4 MiB) work in steps that are each atomic,
+// with the context checked between them (see [Store.Commit]). Publish
+// logic lives in package publish; this package only keeps state and applies the state transitions described below.
 //
 // # Items and their life
 //
@@ -84,7 +86,8 @@
 //	P{T}f:F:val      hash        etag, lm (Last-Modified), at (last
 //	                             accepted 200 poll, unix ms): the fetch
 //	                             validators; fence: the feed lease's
-//	                             fencing token
+//	                             fencing token; fs: a first sight
+//	                             cut short between Commit steps
 //	P{T}f:F:lease    string      owner of the feed's lease, SET NX PX
 //	                             lease TTL ([FeedLeaser])
 //	P{T}q:due        sorted set  M -> next attempt (unix ms): the
@@ -148,9 +151,10 @@
 // [Store.DeadLetters] and [Store.RetryDeadLetters] visit every partition
 // in one pipeline (a ClusterClient splits it per node).
 //
-// Round trips: [Store.Diff] is one script for a whole fetch (look up every
-// item, refresh last-seen times, sweep, and when nothing is new or changed
-// store the validators), so a poll with nothing new costs one round trip.
+// Round trips: [Store.Diff] is one script for a fetch of up to 2,000
+// items (look up every item, refresh last-seen times, sweep, and when
+// nothing is new or changed store the validators), so a poll with nothing
+// new costs one round trip.
 // [Store.Commit] is one more script when something is new or changed.
 // [Store.Claim] is one pipeline while the first partition fills the batch
 // or nothing is due, plus one script per further partition it takes from;
@@ -204,12 +208,24 @@ type Store interface {
 	// Diff looks up every item of one fetch, refreshes their last-seen
 	// times and expires items that left the feed longer than the retention
 	// ago. When v is not nil and no item is new or changed, it also stores
-	// v, all in one step (one round trip on Redis).
+	// v, all in one step (one round trip on Redis) for up to 2,000 items;
+	// a bigger fetch takes several steps, the validators stored by the
+	// last. A Diff cut short (its context ended) stores no validators.
 	Diff(ctx context.Context, feedID string, items []Item, v *Validators, now time.Time) (Diff, error)
 	// Commit applies the changes of one fetch and, when v is not nil,
-	// stores v, atomically: either all is durable or nothing is. Each change
-	// is decided again against the stored state, so a Commit is correct even
-	// if the state moved since Diff. The outcomes are in the changes' order.
+	// stores v. Each change is decided again against the stored state, so
+	// a Commit is correct even if the state moved since Diff, and so a
+	// Commit done again records only what is not recorded yet. The
+	// outcomes are in the changes' order.
+	//
+	// Up to 2,000 changes are one atomic step: either all is durable or
+	// nothing is. More are cut into such steps, the context checked before
+	// each; every item is recorded in the same step as its outbox entry,
+	// and v is stored by the last step only. A Commit cut short (an error,
+	// or its context ended) thus leaves the feed's validators as they were,
+	// so the feed is fetched again, and a first sight still a first sight
+	// (Diff's Known stays false until a Commit completes): the redo queues
+	// what is left, and nothing twice.
 	Commit(ctx context.Context, feedID string, changes []Change, v *Validators, now time.Time) ([]Outcome, error)
 	// Validators returns the stored validators of a feed; ok is false when
 	// no 200 poll of the feed was accepted yet.

@@ -54,6 +54,9 @@ type Redis struct {
 	next atomic.Uint32
 	// dead is what the last Heartbeat found (see heartbeat.go).
 	dead deadOwners
+	// afterStep, set by tests only, runs after each step of a Diff or
+	// Commit cut into several.
+	afterStep stepHook
 }
 
 var _ Store = (*Redis)(nil)
@@ -89,72 +92,115 @@ func (r *Redis) feedKey(feedID, suffix string) string { return r.l.feedKey(feedI
 // qKey names an outbox key of feedID's partition.
 func (r *Redis) qKey(feedID, suffix string) string { return r.l.qKey(r.l.partitionOf(feedID), suffix) }
 
-// Diff implements [Store.Diff] in one script.
+// Diff implements [Store.Diff]: one script per step (steps.go), one in
+// all for a fetch of up to stepItems items.
 func (r *Redis) Diff(ctx context.Context, feedID string, items []Item, v *Validators, now time.Time) (Diff, error) {
 	if err := checkItems(feedID, items); err != nil {
 		return Diff{}, err
 	}
-	store, etag, lm := "0", "", ""
-	if v != nil {
-		store, etag, lm = "1", v.ETag, v.LastModified
-	}
-	args := make([]any, 0, 8+2*len(items))
-	args = append(args, ms(now), ms(now.Add(-r.retention)), r.sweepLimit, store, etag, lm, feedID, len(items))
-	for _, it := range items {
-		args = append(args, it.ExternalID, it.Hash)
-	}
-	args = append(args, fenceArg(v))
 	keys := []string{r.feedKey(feedID, "seen"), r.feedKey(feedID, "rec"), r.feedKey(feedID, "val"), r.qKey(feedID, "data")}
-	res, err := r.s.diff.Run(ctx, r.c, keys, args...).Slice()
-	if err != nil {
-		return Diff{}, fmt.Errorf("redis diff feed %q: %w", feedID, fenceErr(err))
-	}
-	if len(res) != 4 {
-		return Diff{}, fmt.Errorf("redis diff feed %q: unexpected reply %v", feedID, res)
-	}
-	codes, _ := res[0].(string)
-	if len(codes) != len(items) {
-		return Diff{}, fmt.Errorf("redis diff feed %q: %d verdicts for %d items", feedID, len(codes), len(items))
-	}
-	d := Diff{Status: make([]Status, len(codes)), Known: res[1] == int64(1), ValidatorsStored: res[2] == int64(1)}
-	for i := range len(codes) {
-		d.Status[i] = Status(codes[i])
-	}
-	if n, ok := res[3].(int64); ok {
-		d.Expired = int(n)
+	op := fmt.Sprintf("redis diff feed %q", feedID)
+	spans := stepSpans(len(items), nil)
+	d := Diff{Status: make([]Status, 0, len(items))}
+	for i, sp := range spans {
+		if err := beforeStep(ctx, op, i, len(spans)); err != nil {
+			return Diff{}, err
+		}
+		last := i == len(spans)-1
+		// Validators are stored by the last step, and only when no
+		// earlier one found anything new or changed; the sweep runs once,
+		// after every item of the fetch is refreshed.
+		store, etag, lm := "0", "", ""
+		if v != nil && last && !d.Dirty() {
+			store, etag, lm = "1", v.ETag, v.LastModified
+		}
+		limit := 0
+		if last {
+			limit = r.sweepLimit
+		}
+		part := items[sp.lo:sp.hi]
+		args := make([]any, 0, 9+2*len(part))
+		args = append(args, ms(now), ms(now.Add(-r.retention)), limit, store, etag, lm, feedID, len(part))
+		for _, it := range part {
+			args = append(args, it.ExternalID, it.Hash)
+		}
+		args = append(args, fenceArg(v))
+		res, err := r.s.diff.Run(ctx, r.c, keys, args...).Slice()
+		if err != nil {
+			return Diff{}, fmt.Errorf("%s: %w", op, fenceErr(err))
+		}
+		if len(res) != 4 {
+			return Diff{}, fmt.Errorf("%s: unexpected reply %v", op, res)
+		}
+		codes, _ := res[0].(string)
+		if len(codes) != len(part) {
+			return Diff{}, fmt.Errorf("%s: %d verdicts for %d items", op, len(codes), len(part))
+		}
+		for j := range len(codes) {
+			d.Status = append(d.Status, Status(codes[j]))
+		}
+		if i == 0 {
+			// Known as the feed was before this call.
+			d.Known = res[1] == int64(1)
+		}
+		if last {
+			d.ValidatorsStored = res[2] == int64(1)
+			if n, ok := res[3].(int64); ok {
+				d.Expired = int(n)
+			}
+		}
+		if len(spans) > 1 && r.afterStep != nil {
+			r.afterStep("diff", i+1)
+		}
 	}
 	return d, nil
 }
 
-// Commit implements [Store.Commit] in one script.
+// Commit implements [Store.Commit]: one script per step (steps.go), one
+// in all for up to stepItems changes.
 func (r *Redis) Commit(ctx context.Context, feedID string, changes []Change, v *Validators, now time.Time) ([]Outcome, error) {
 	if err := checkChanges(feedID, changes); err != nil {
 		return nil, err
 	}
-	store, etag, lm := "0", "", ""
-	if v != nil {
-		store, etag, lm = "1", v.ETag, v.LastModified
-	}
-	args := make([]any, 0, 6+5*len(changes))
-	args = append(args, ms(now), feedID, store, etag, lm, len(changes))
-	for _, c := range changes {
-		args = append(args, c.ExternalID, c.Hash, c.Type, string(c.Action), c.Data)
-	}
-	args = append(args, fenceArg(v))
 	keys := []string{
 		r.feedKey(feedID, "seen"), r.feedKey(feedID, "rec"), r.feedKey(feedID, "val"),
 		r.qKey(feedID, "due"), r.qKey(feedID, "dead"), r.qKey(feedID, "data"), r.qKey(feedID, "meta"), r.qKey(feedID, "run"),
 	}
-	codes, err := r.s.commit.Run(ctx, r.c, keys, args...).Text()
-	if err != nil {
-		return nil, fmt.Errorf("redis commit feed %q: %w", feedID, fenceErr(err))
-	}
-	if len(codes) != len(changes) {
-		return nil, fmt.Errorf("redis commit feed %q: %d outcomes for %d changes", feedID, len(codes), len(changes))
-	}
-	out := make([]Outcome, len(codes))
-	for i := range len(codes) {
-		out[i] = Outcome(codes[i])
+	op := fmt.Sprintf("redis commit feed %q", feedID)
+	spans := stepSpans(len(changes), func(i int) int { return changes[i].size() })
+	out := make([]Outcome, 0, len(changes))
+	for i, sp := range spans {
+		if err := beforeStep(ctx, op, i, len(spans)); err != nil {
+			return nil, err
+		}
+		last := i == len(spans)-1
+		store, etag, lm := "0", "", ""
+		if v != nil && last {
+			store, etag, lm = "1", v.ETag, v.LastModified
+		}
+		part := changes[sp.lo:sp.hi]
+		args := make([]any, 0, 8+5*len(part))
+		args = append(args, ms(now), feedID, store, etag, lm, len(part))
+		for _, c := range part {
+			args = append(args, c.ExternalID, c.Hash, c.Type, string(c.Action), c.Data)
+		}
+		args = append(args, fenceArg(v), boolArg(last))
+		codes, err := r.s.commit.Run(ctx, r.c, keys, args...).Text()
+		if err != nil {
+			if i > 0 {
+				return nil, fmt.Errorf("%s: step %d of %d (the earlier steps are recorded): %w", op, i+1, len(spans), fenceErr(err))
+			}
+			return nil, fmt.Errorf("%s: %w", op, fenceErr(err))
+		}
+		if len(codes) != len(part) {
+			return nil, fmt.Errorf("%s: %d outcomes for %d changes", op, len(codes), len(part))
+		}
+		for j := range len(codes) {
+			out = append(out, Outcome(codes[j]))
+		}
+		if len(spans) > 1 && r.afterStep != nil {
+			r.afterStep("commit", i+1)
+		}
 	}
 	return out, nil
 }

@@ -54,8 +54,11 @@ local feed, n = ARGV[7], tonumber(ARGV[8])
 local why = fenced(KEYS[3], ARGV[9 + 2*n])
 if why then return redis.error_reply(why) end
 -- The val hash also keeps the lease's fencing token: only "at" says a 200
--- poll was accepted.
-local known = redis.call("HEXISTS", KEYS[3], "at") == 1 or redis.call("ZCARD", KEYS[1]) > 0
+-- poll was accepted. Records and no "at" make a feed known too (a Commit
+-- without validators), unless "fs" says its first sight was cut short
+-- (steps.go).
+local known = redis.call("HEXISTS", KEYS[3], "at") == 1 or
+  (redis.call("ZCARD", KEYS[1]) > 0 and redis.call("HEXISTS", KEYS[3], "fs") == 0)
 local codes, dirty = {}, false
 for i = 0, n - 1, 500 do
   local last = math.min(i + 499, n - 1)
@@ -101,6 +104,7 @@ end
 local stored = 0
 if not dirty and ARGV[4] == "1" then
   redis.call("HSET", KEYS[3], "etag", ARGV[5], "lm", ARGV[6], "at", now)
+  redis.call("HDEL", KEYS[3], "fs")
   stored = 1
 end
 return {table.concat(codes), known and 1 or 0, stored, expired}
@@ -109,11 +113,19 @@ return {table.concat(codes), known and 1 or 0, stored, expired}
 // commitSrc: KEYS seen, rec, val, q:due, q:dead, q:data, q:meta, q:run.
 // ARGV now, feed, store validators ("1"), etag, lm, n, then n tuples
 // (external id, hash, type, action, data), then the fencing token ("0":
-// none). Returns the outcome codes, or the error FENCED.
+// none), then "1" when this is the Commit's last step (steps.go). Returns
+// the outcome codes, or the error FENCED.
 const commitSrc = luaLib + `
 local now, feed, n = ARGV[1], ARGV[2], tonumber(ARGV[6])
 local why = fenced(KEYS[3], ARGV[7 + 5*n])
 if why then return redis.error_reply(why) end
+local last = ARGV[8 + 5*n]
+-- A step before the last on a feed never seen: mark the first sight as
+-- under way before recording anything, so that Diff keeps reporting the
+-- feed unknown until the last step clears the mark.
+if last ~= "1" and redis.call("HEXISTS", KEYS[3], "at") == 0 and redis.call("ZCARD", KEYS[1]) == 0 then
+  redis.call("HSET", KEYS[3], "fs", "1")
+end
 local function enqueue(member, hash, data)
   redis.call("HSET", KEYS[6], member, data)
   local due = redis.call("ZSCORE", KEYS[4], member)
@@ -168,6 +180,7 @@ end
 if ARGV[3] == "1" then
   redis.call("HSET", KEYS[3], "etag", ARGV[4], "lm", ARGV[5], "at", now)
 end
+if last == "1" then redis.call("HDEL", KEYS[3], "fs") end
 return table.concat(out)
 `
 

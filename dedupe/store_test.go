@@ -81,6 +81,8 @@ func testContract(t *testing.T, open opener) {
 		{"Aliases", testAliases},
 		{"PollState", testPollState},
 		{"Aliased", testAliased},
+		{"CutFirstSight", testCutFirstSight},
+		{"CutDiff", testCutDiff},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -128,8 +128,11 @@ func (h *storeHealth) markDown(err error) {
 	h.back = make(chan struct{})
 	h.upGauge.Set(0)
 	h.outages.Inc()
-	h.log.Warn("store unreachable: no feed is fetched and nothing delivered until it answers; errors it causes are logged at DEBUG meanwhile",
-		"store", h.name, "cause", h.cause)
+	msg := "store unreachable: no feed is fetched and nothing delivered until it answers; errors it causes are logged at DEBUG meanwhile"
+	if diskFull(err) {
+		msg = "store cannot write (disk full, over quota, read-only or failing): no feed is fetched and nothing delivered until a write passes again; nothing recorded is lost; errors it causes are logged at DEBUG meanwhile"
+	}
+	h.log.Warn(msg, "store", h.name, "cause", h.cause)
 }
 
 func (h *storeHealth) markUp(ctx context.Context) {
@@ -212,6 +215,16 @@ func storeOutage(err error) bool {
 			if strings.HasPrefix(re.Error(), p) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// diskFull reports whether err is a write the disk refused.
+func diskFull(err error) bool {
+	for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EIO, syscall.EFBIG} {
+		if errors.Is(err, errno) {
+			return true
 		}
 	}
 	return false
@@ -305,6 +318,10 @@ func (w *Worker) watchStore(problem error) {
 		w.redis.AddHook(healthHook{h})
 		h.probe = func(ctx context.Context) error { return w.redis.Ping(ctx).Err() }
 		h.probeUp = true
+	} else if pw, ok := w.store.(interface{ ProbeWrite(context.Context) error }); ok {
+		// A read passes on a full or read-only disk: only a write says
+		// the store can record again.
+		h.probe = pw.ProbeWrite
 	} else {
 		h.probe = func(ctx context.Context) error { _, err := w.store.Stats(ctx, time.Now()); return err }
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/feedworker/feedworker/dedupe"
 	"github.com/feedworker/feedworker/dedupe/dedupetest"
 	"github.com/feedworker/feedworker/internal/feedfarm"
 	"github.com/feedworker/feedworker/sandbox"
@@ -34,9 +39,12 @@ func hugeFeed(n int) []byte {
 }
 
 // TestStopDuringAHugeFeed sends SIGTERM to `once` while it takes in a
-// feed of 100,000 items (fetch, map, one store commit), with the embedded
-// store and with Redis: the process ends within 10 s, and the next `once`
-// records the feed and delivers its items exactly once.
+// feed of 100,000 items, with the embedded store and with Redis: once 2 s
+// after the feed was served (the fetch, parse or mapping, as load has it),
+// and once its first items are recorded (the commit, cut into steps of
+// 2,000). The process ends within 10 s, a commit cut short has stored no
+// validators and left the feed a first sight, and the next `once` records
+// the feed and delivers its newest initial_items exactly once.
 //
 // Opt-in (FEEDWORKER_HUGE_FEED=1): the follow-up `once` parses, reconciles
 // (1,000 look-ups) and records 100,000 items, which took over 8 minutes on
@@ -47,8 +55,11 @@ func TestStopDuringAHugeFeed(t *testing.T) {
 	}
 	const items = 100_000
 	body := hugeFeed(items)
-	for _, store := range []string{"embedded", "redis"} {
-		t.Run(store, func(t *testing.T) {
+	for _, tc := range []struct{ store, stop string }{
+		{"embedded", "fetch"}, {"embedded", "commit"}, {"redis", "fetch"}, {"redis", "commit"},
+	} {
+		store := tc.store
+		t.Run(store+"/"+tc.stop, func(t *testing.T) {
 			e := newE2E(t, feedfarm.Options{}, sandbox.Faults{})
 			var served atomic.Int64
 			feed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -57,10 +68,74 @@ func TestStopDuringAHugeFeed(t *testing.T) {
 				served.Add(1)
 			}))
 			t.Cleanup(feed.Close)
-			storeYAML := "store:\n  path: " + filepath.Join(e.dir, "huge.db") + "\n"
+			dbPath := filepath.Join(e.dir, "huge.db")
+			storeYAML := "store:\n  path: " + dbPath + "\n"
+			var rc *redis.Client
 			if store == "redis" {
 				srv := dedupetest.StartServerOn(t, hugeFeedRedisPort)
 				storeYAML = fmt.Sprintf("redis:\n  url: redis://%s/0\n  prefix: %q\n", srv.Addr(), e.prefix)
+				rc = redis.NewClient(srv.Options())
+				t.Cleanup(func() { rc.Close() })
+			}
+			// recordedItems counts the feed's records, once the worker
+			// has exited (the embedded file is locked while it runs); the
+			// layouts are dedupe's (see its package doc and Bolt's).
+			recordedItems := func() int {
+				if rc != nil {
+					keys, _, err := rc.Scan(t.Context(), 0, e.prefix+"*f:huge:rec", 1000).Result()
+					if err != nil || len(keys) == 0 {
+						return 0
+					}
+					n, err := rc.HLen(t.Context(), keys[0]).Result()
+					if err != nil {
+						t.Fatal(err)
+					}
+					return int(n)
+				}
+				db, err := bolt.Open(dbPath, 0o600, &bolt.Options{ReadOnly: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer db.Close()
+				n := 0
+				err = db.View(func(tx *bolt.Tx) error {
+					if f := tx.Bucket([]byte("feeds")).Bucket([]byte("huge")); f != nil {
+						n = f.Bucket([]byte("rec")).Stats().KeyN
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			// openStore opens the store the worker used, once it has
+			// exited.
+			openStore := func() dedupe.Store {
+				if rc != nil {
+					return dedupe.NewRedis(redis.NewClient(rc.Options()), dedupe.RedisOptions{Prefix: e.prefix})
+				}
+				s, err := dedupe.OpenBolt(dbPath, dedupe.BoltOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}
+			// committing reports whether the feed's first items are
+			// recorded: the commit is under way (or done).
+			committing := func() bool {
+				if rc == nil {
+					// bbolt's file grows past 1 MiB only with the
+					// records (it starts at 32 KiB and doubles).
+					fi, err := os.Stat(dbPath)
+					return err == nil && fi.Size() > 1<<20
+				}
+				keys, _, err := rc.Scan(t.Context(), 0, e.prefix+"*f:huge:seen", 1000).Result()
+				if err != nil || len(keys) == 0 {
+					return false
+				}
+				n, err := rc.ZCard(t.Context(), keys[0]).Result()
+				return err == nil && n > 0
 			}
 			cfg := filepath.Join(e.dir, "huge.yaml")
 			if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`api:
@@ -83,8 +158,12 @@ feeds:
 
 			first := e.start("huge-1", "once", "--config", cfg)
 			waitFor(t, 120*time.Second, "the feed to be served", func() bool { return served.Load() > 0 })
-			// Into the parse, the mapping or the commit of the feed.
-			time.Sleep(2 * time.Second)
+			if tc.stop == "fetch" {
+				// Into the parse, the mapping or the commit of the feed.
+				time.Sleep(2 * time.Second)
+			} else {
+				waitFor(t, 300*time.Second, "the feed's first items recorded", committing)
+			}
 			stopAt := time.Now()
 			_ = first.Process.Signal(syscall.SIGTERM)
 			exited := make(chan error, 1)
@@ -92,9 +171,34 @@ feeds:
 			select {
 			case err := <-exited:
 				t.Logf("SIGTERM to exit: %s (%v)", time.Since(stopAt).Round(10*time.Millisecond), err)
+				// Where the stop found it, for whoever reads the run.
+				if b, rerr := os.ReadFile(filepath.Join(e.dir, "huge-1.log")); rerr == nil {
+					lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+					t.Logf("the stopped once's last log lines:\n%s", strings.Join(lines[max(0, len(lines)-4):], "\n"))
+				}
 			case <-time.After(stopBound):
 				t.Errorf("once did not exit within %s of SIGTERM", stopBound)
 				<-exited
+			}
+
+			// What the stop left: a commit cut short has stored no
+			// validators and recorded some of the items.
+			recorded := recordedItems()
+			st := openStore()
+			// A Diff of no item stores nothing; it says whether the feed
+			// is known.
+			d, err := st.Diff(t.Context(), "huge", nil, nil, time.Now())
+			_, validated, verr := st.Validators(t.Context(), "huge")
+			st.Close()
+			if err = errors.Join(err, verr); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("the stop left %d of %d items recorded, validators stored %v, feed known %v", recorded, items, validated, d.Known)
+			if recorded < items && (validated || d.Known) {
+				t.Errorf("a commit cut short after %d of %d items stored validators (%v) or ended the first sight (%v)", recorded, items, validated, d.Known)
+			}
+			if tc.stop == "commit" && recorded == 0 {
+				t.Errorf("stopped once the first items were recorded, yet none are")
 			}
 
 			second := exec.Command(e.bin, "once", "--config", cfg)
