@@ -93,6 +93,31 @@ func Default() Config { return builtin(buildVersion()) }
 
 func ptr[T any](v T) *T { return &v }
 
+// embeddedWorkers is publish.workers' default with the embedded store
+// (no redis.url nor redis.addrs); Redis keeps builtin's 8. A sender waits,
+// per item, for the API's answer and then for the store to record the
+// outcome. With Redis that is a sub-millisecond round trip; the embedded
+// store commits to disk (a bbolt commit is two fdatasyncs, 3 to 8 ms on
+// the disks measured), and the embedded sandbox syncs its journal before
+// it answers. Commits are shared by the writes waiting at that moment
+// (group commit), so what bounds delivery is how many items wait for each
+// fsync, which is the number of senders: 8 delivered a few hundred items a
+// second whatever the CPU. The quickstart's 10,000-item feed (the
+// embedded sandbox and store, docs/PERFORMANCE.md) took 20.7 s with 8
+// senders and 12.8, 10.2 and 10.9 s with 32, 64 and 128, and fewer CPU
+// seconds too (fewer, larger commits). A real API sees up to this many
+// requests at once; api.rate_limit and the client's adaptive pacing still
+// apply, and publish.workers in the file overrides it.
+const embeddedWorkers = 64
+
+// storeDefaults sets the built-in defaults that depend on the store the
+// file chooses (see embeddedWorkers).
+func storeDefaults(def *Config, r Redis) {
+	if !r.Enabled() {
+		def.Publish.Workers = embeddedWorkers
+	}
+}
+
 // fitInterval brings the built-in feed interval within the file's
 // http.min_interval and http.max_interval. Only the built-in value moves:
 // raising min_interval to 1h should not make the file invalid because of

@@ -27,7 +27,9 @@ func TestBuiltinDefaults(t *testing.T) {
 			MaxConcurrency:           32, PerHostConcurrency: 4,
 			MinInterval: d("1m"), MaxInterval: d("24h"), MaxBackoff: d("6h"),
 		},
-		Publish: Publish{Workers: 8, MaxBackoff: d("1h"), ClaimTTL: d("5m"), LeaseTTL: d("1m"), ShutdownGrace: d("8s"), MaxBacklog: 2000},
+		// 64 senders: head names no Redis, so the store is the embedded
+		// one (TestWorkersDefaultByStore).
+		Publish: Publish{Workers: 64, MaxBackoff: d("1h"), ClaimTTL: d("5m"), LeaseTTL: d("1m"), ShutdownGrace: d("8s"), MaxBacklog: 2000},
 		Admin:   Admin{Listen: "127.0.0.1:9090", History: 200},
 		WebSub:  WebSub{Listen: ":8091", Lease: d("7d"), FallbackInterval: d("6h")},
 		Log:     Log{Level: "info", Format: "text"},
@@ -49,6 +51,31 @@ func TestBuiltinDefaults(t *testing.T) {
 	want.Feeds = []Feed{{ID: "a", URL: "https://example.com/feed.xml", FeedSettings: settings}}
 	if diff := cmp.Diff(want, *cfg, cmpopts.IgnoreUnexported(Config{})); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+}
+
+// TestWorkersDefaultByStore: the embedded store sends with more workers
+// by default than Redis (see embeddedWorkers), and a value in the file
+// wins with either.
+func TestWorkersDefaultByStore(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, src string
+		want      int
+	}{
+		{"embedded", head + feed, 64},
+		{"redis url", head + "redis:\n  url: redis://127.0.0.1:6379/0\n" + feed, 8},
+		{"redis addrs", head + "redis:\n  addrs: [127.0.0.1:6379]\n" + feed, 8},
+		{"embedded, set in the file", head + "publish:\n  workers: 3\n" + feed, 3},
+		{"redis, set in the file", head + "redis:\n  url: redis://127.0.0.1:6379/0\npublish:\n  workers: 3\n" + feed, 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := mustParse(t, tc.src, nil).Publish.Workers; got != tc.want {
+				t.Errorf("publish.workers = %d, want %d", got, tc.want)
+			}
+		})
 	}
 }
 

@@ -87,6 +87,7 @@ func (l Loader) Parse(name string, data []byte) (*Config, error) {
 	readSecrets(cfg, probs)
 	resolveFileURLs(cfg)
 	def := builtin(version)
+	storeDefaults(&def, cfg.Redis)
 	applySectionDefaults(cfg, def, d.set)
 	fitInterval(&def.Defaults, cfg.HTTP)
 	inherit(&cfg.Defaults, def.Defaults)

@@ -217,7 +217,9 @@ type HTTP struct {
 
 // Publish configures delivery to the API.
 type Publish struct {
-	// Workers is how many items are sent to the API at once (default 8).
+	// Workers is how many items are sent to the API at once (default 8
+	// with Redis, 64 with the embedded store, whose commits wait for the
+	// disk: concurrent senders share them).
 	Workers int `yaml:"workers"`
 	// MaxBackoff caps the retry backoff of one item (default 1h). Items are
 	// retried until they succeed or fail permanently (dead letters).

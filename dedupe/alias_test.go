@@ -110,6 +110,22 @@ func testAliases(t *testing.T, open opener) {
 	if got := lookup(resv); !got[0].Found || got[0].Target != ka || !got[0].Since.Equal(first) {
 		t.Errorf("look-up of a reservation: %+v", got[0])
 	}
+	// Many reservations in one call, given out of key order (the store
+	// may apply them in its own order): each answer is its own
+	// reservation's, and of two on one fingerprint the first given holds
+	// it.
+	batch := []dedupe.Alias{
+		{AliasFP: dedupe.AliasFP{FP: "u:example.com/z"}, Target: dedupe.Key{FeedID: "c", ExternalID: "z"}, Type: "story"},
+		{AliasFP: dedupe.AliasFP{FP: "u:example.com/m"}, Target: dedupe.Key{FeedID: "c", ExternalID: "m1"}, Type: "story"},
+		{AliasFP: dedupe.AliasFP{FP: "u:example.com/a"}, Target: dedupe.Key{FeedID: "c", ExternalID: "a"}, Type: "story"},
+		{AliasFP: dedupe.AliasFP{FP: "u:example.com/m"}, Target: dedupe.Key{FeedID: "d", ExternalID: "m2"}, Type: "story"},
+	}
+	held := reserve(later, batch...)
+	for i, want := range []dedupe.Key{batch[0].Target, batch[1].Target, batch[2].Target, batch[1].Target} {
+		if held[i].Target != want || held[i].FP != batch[i].FP {
+			t.Errorf("reservation %d of a batch (%s for %s): holder %+v, want %s", i, batch[i].FP, batch[i].Target, held[i], want)
+		}
+	}
 	if _, err := ai.ReserveAliases(ctx, []dedupe.Alias{{AliasFP: feedA, Target: ka, Type: "story"}}, now); !errors.Is(err, dedupe.ErrInvalid) {
 		t.Errorf("reserving a feed's alias: %v, want ErrInvalid", err)
 	}

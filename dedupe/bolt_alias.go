@@ -133,8 +133,17 @@ func (b *Bolt) ReserveAliases(ctx context.Context, aliases []Alias, now time.Tim
 		if err != nil {
 			return err
 		}
+		// In key order, as PutAliases: a first sight posting 100,000
+		// items reserves as many fingerprints in one transaction. The
+		// sort is stable, so of two aliases on one key the first given
+		// still reserves it first.
+		keys := make([]string, len(aliases))
 		for i, a := range aliases {
-			if out[i], err = b.putAlias(bk, ex, a, true, ms(now)); err != nil {
+			keys[i] = string(boltAliasKey(a.AliasFP))
+		}
+		nowMS := ms(now)
+		for _, i := range keyOrder(len(aliases), func(i int) string { return keys[i] }) {
+			if out[i], err = b.putAlias(bk, ex, aliases[i], true, nowMS); err != nil {
 				return err
 			}
 		}
