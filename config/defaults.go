@@ -51,6 +51,7 @@ func builtin(version string) Config {
 			FallbackInterval: Duration(6 * time.Hour),
 		},
 		Log: Log{Level: "info", Format: "text"},
+		Process: Process{MemoryLimit: "auto"},
 		Defaults: FeedSettings{
 			Enabled:         ptr(true),
 			Interval:        ptr(Duration(15 * time.Minute)),
