@@ -7,7 +7,9 @@ import (
 
 func TestMemoryLimit(t *testing.T) {
 	v2 := func(s string) fstest.MapFS { return fstest.MapFS{"memory.max": {Data: []byte(s + "\n")}} }
-	v1 := func(s string) fstest.MapFS { return fstest.MapFS{"memory/memory.limit_in_bytes": {Data: []byte(s + "\n")}} }
+	v1 := func(s string) fstest.MapFS {
+		return fstest.MapFS{"memory/memory.limit_in_bytes": {Data: []byte(s + "\n")}}
+	}
 	for _, tt := range []struct {
 		name, setting string
 		cgroup        fstest.MapFS
