@@ -97,7 +97,8 @@ func RedisClient(r config.Redis) (redis.UniversalClient, error) {
 	}
 	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.PoolTimeout = t, t, t, t
 	opts.MaxRetries = redisRetries
-	// Sizes given in the URL's query (read_buffer_size, ...) stand.
+	// A size given in the URL's query (go-redis reads pipeline_read_buffer_size
+	// there) stands.
 	for _, b := range []struct {
 		size *int
 		want int
