@@ -56,6 +56,7 @@ type Client struct {
 	tmplPath  string
 	checkFilt bool
 	notify    func(ctx context.Context, err error)
+	bodies    sync.Pool // *bytes.Buffer for answers' bodies (bodyBuffer)
 
 	// sleep waits between attempts; tests replace it to observe the waits
 	// without spending them.

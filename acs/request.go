@@ -145,16 +145,18 @@ func (c *Client) do(ctx context.Context, r *request, v any) (*Response, bool, er
 			}
 		}
 		sent := time.Now()
-		resp, body, err := c.attempt(ctx, r, attempt)
+		resp, buf, err := c.attempt(ctx, r, attempt)
 		if c.pacer != nil {
 			st, h, ra := answerOf(resp, err)
 			c.pacer.observe(sent, st, h, ra)
 		}
 		if err == nil {
 			if v == nil {
+				c.putBodyBuffer(buf)
 				return resp, false, nil
 			}
-			found, meta, err := decode(body, v)
+			found, meta, err := decode(buf.Bytes(), v)
+			c.putBodyBuffer(buf)
 			if err != nil {
 				return resp, false, &DecodeError{Method: r.method, Route: r.route, Status: resp.StatusCode, Field: fieldOf(err), Err: err}
 			}
@@ -204,8 +206,9 @@ func (e *errTransport) Error() string { return e.err.Error() }
 func (e *errTransport) Unwrap() error { return e.err }
 
 // attempt sends r once and reads the body. A non-2xx answer is returned as
-// *Error, a failure without an answer wrapped in *errTransport.
-func (c *Client) attempt(ctx context.Context, r *request, n int) (*Response, []byte, error) {
+// *Error, a failure without an answer wrapped in *errTransport. A 2xx body
+// comes in a buffer of bodyBuffer's, for the caller to give back.
+func (c *Client) attempt(ctx context.Context, r *request, n int) (*Response, *bytes.Buffer, error) {
 	u := *c.baseURL
 	u.Path = c.baseURL.Path + r.path
 	// Spaces as %20, not form encoding's "+": a timestamp in filters_json
@@ -250,19 +253,46 @@ func (c *Client) attempt(ctx context.Context, r *request, n int) (*Response, []b
 		report(hr.StatusCode, apiErr)
 		return resp, nil, apiErr
 	}
-	body, err := io.ReadAll(io.LimitReader(hr.Body, maxBody+1))
-	if err != nil {
+	buf := c.bodyBuffer()
+	if _, err := buf.ReadFrom(io.LimitReader(hr.Body, maxBody+1)); err != nil {
+		c.putBodyBuffer(buf)
 		err = &errTransport{fmt.Errorf("acs: %s %s: read body: %w", r.method, r.route, err)}
 		report(hr.StatusCode, err)
 		return resp, nil, err
 	}
-	if len(body) > maxBody {
-		err = fmt.Errorf("acs: %s %s: response body exceeds %d bytes", r.method, r.route, maxBody)
+	if buf.Len() > maxBody {
+		c.putBodyBuffer(buf)
+		err := fmt.Errorf("acs: %s %s: response body exceeds %d bytes", r.method, r.route, maxBody)
 		report(hr.StatusCode, err)
 		return resp, nil, err
 	}
 	report(hr.StatusCode, nil)
-	return resp, body, nil
+	return resp, buf, nil
+}
+
+// maxPooledBody is the largest body buffer kept for the next answer: a
+// list page can be megabytes, and one such answer must not pin as much.
+const maxPooledBody = 256 << 10
+
+// bodyBuffer returns an empty buffer for an answer's body, one a previous
+// answer has used when there is one: a worker reads thousands of small
+// answers, and reading each into fresh memory (grown by doubling) was a
+// large share of its allocation.
+func (c *Client) bodyBuffer() *bytes.Buffer {
+	if b, ok := c.bodies.Get().(*bytes.Buffer); ok {
+		return b
+	}
+	return new(bytes.Buffer)
+}
+
+// putBodyBuffer gives b back once nothing refers to its bytes: decode
+// copies whatever it keeps (encoding/json copies strings and raw values).
+func (c *Client) putBodyBuffer(b *bytes.Buffer) {
+	if b == nil || b.Cap() > maxPooledBody {
+		return
+	}
+	b.Reset()
+	c.bodies.Put(b)
 }
 
 // retryWait decides whether attempt n's failure is retried, and after how

@@ -50,7 +50,8 @@ func builtin(version string) Config {
 			Lease:            Duration(7 * 24 * time.Hour),
 			FallbackInterval: Duration(6 * time.Hour),
 		},
-		Log: Log{Level: "info", Format: "text"},
+		Log:     Log{Level: "info", Format: "text"},
+		Process: Process{MemoryLimit: "auto"},
 		Defaults: FeedSettings{
 			Enabled:         ptr(true),
 			Interval:        ptr(Duration(15 * time.Minute)),

@@ -33,6 +33,7 @@ func TestBuiltinDefaults(t *testing.T) {
 		Admin:   Admin{Listen: "127.0.0.1:9090", History: 200},
 		WebSub:  WebSub{Listen: ":8091", Lease: d("7d"), FallbackInterval: d("6h")},
 		Log:     Log{Level: "info", Format: "text"},
+		Process: Process{MemoryLimit: "auto"},
 		File:    "feeds.yaml",
 	}
 	settings := FeedSettings{

@@ -21,6 +21,7 @@ type Config struct {
 	Admin   Admin   `yaml:"admin"`
 	WebSub  WebSub  `yaml:"websub"`
 	Log     Log     `yaml:"log"`
+	Process Process `yaml:"process"`
 	// Defaults apply to every feed that does not set the same key itself.
 	Defaults FeedSettings `yaml:"defaults"`
 	Feeds    []Feed       `yaml:"feeds"`
@@ -281,6 +282,20 @@ type WebSub struct {
 type Log struct {
 	Level  string `yaml:"level"`  // debug, info (default), warn, error
 	Format string `yaml:"format"` // text (default) or json
+}
+
+// Process tunes the worker process itself; read at start, a reload does
+// not change it.
+type Process struct {
+	// MemoryLimit is the Go runtime's soft memory limit: as the process's
+	// memory nears it, the garbage collector runs more often instead of
+	// letting the heap grow to twice what is live. "auto" (default): 90% of
+	// the memory limit of the container (cgroup) the worker runs in, none
+	// outside one; "off": no limit; or a size such as 256MiB. Set too low
+	// for the live data (a feed of 100,000 items is parsed whole), the
+	// collector runs nearly constantly and costs up to half the CPU; the
+	// GOMEMLIMIT environment variable, when set, wins.
+	MemoryLimit string `yaml:"memory_limit"`
 }
 
 // Feed is one polled feed: an id, a URL and settings that override Defaults.
@@ -560,6 +575,35 @@ func ParseDuration(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("invalid duration %q: must not be negative", s)
 	}
 	return v, nil
+}
+
+// The words process.memory_limit takes besides a size.
+const (
+	MemoryLimitAuto = "auto"
+	MemoryLimitOff  = "off"
+)
+
+// minMemoryLimit is the smallest process.memory_limit accepted: below it
+// the collector would run without pause for the worker's fixed memory.
+const minMemoryLimit = 32 << 20
+
+// ParseMemoryLimit reads a process.memory_limit value: auto, off (both
+// give limit 0) or a size of at least 32MiB.
+func ParseMemoryLimit(s string) (limit int64, auto bool, err error) {
+	switch s {
+	case MemoryLimitAuto:
+		return 0, true, nil
+	case MemoryLimitOff:
+		return 0, false, nil
+	}
+	var b ByteSize
+	if err := b.UnmarshalText([]byte(s)); err != nil {
+		return 0, false, fmt.Errorf("want auto, off or a size such as 512MiB, got %q", s)
+	}
+	if b < minMemoryLimit {
+		return 0, false, fmt.Errorf("%q is below 32MiB, too little for the worker's own fixed memory", s)
+	}
+	return int64(b), false, nil
 }
 
 // ByteSize is a size in bytes written as a number or with a unit

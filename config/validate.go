@@ -63,6 +63,7 @@ func validate(cfg *Config, probs *Problems, broken map[string]bool) {
 	c.admin(cfg.Admin)
 	c.websub(cfg.WebSub, cfg.Admin)
 	c.log(&cfg.Log)
+	c.process(&cfg.Process)
 	c.settings("defaults", cfg.Defaults)
 	c.feeds(cfg.Feeds)
 }
@@ -200,6 +201,17 @@ func (c checker) log(l *Log) {
 	}
 	if !slices.Contains([]string{"text", "json"}, l.Format) {
 		c.add("log.format", "want text or json, got %q", l.Format)
+	}
+}
+
+// process lower-cases memory_limit's words, so "Auto" works.
+func (c checker) process(p *Process) {
+	p.MemoryLimit = strings.TrimSpace(p.MemoryLimit)
+	if w := strings.ToLower(p.MemoryLimit); w == MemoryLimitAuto || w == MemoryLimitOff {
+		p.MemoryLimit = w
+	}
+	if _, _, err := ParseMemoryLimit(p.MemoryLimit); err != nil {
+		c.add("process.memory_limit", "%v", err)
 	}
 }
 

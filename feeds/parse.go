@@ -29,6 +29,9 @@ import (
 // the charset a detector guesses; JSON Feed is read leniently (see
 // normalizeJSONFeed); an XML document that ends early yields the items
 // complete before the cut (Fetcher.Fetch reports that in Result.Partial).
+// An RSS item's Image is set only from itunes:image, Media RSS and image
+// enclosures: gofeed's scan of the item's HTML for a first <img> is off
+// (transform makes that pick from its own parse of the HTML).
 // Any failure, including a panic inside the parser, is a *ParseError.
 func Parse(body []byte, contentType string) (*gofeed.Feed, error) {
 	feed, _, err := parse(body, contentType, defaultMaxBody())
@@ -66,6 +69,12 @@ func parse(body []byte, contentType string, maxSize int64) (feed *gofeed.Feed, i
 	p := gofeed.NewParser()
 	// The original RSS feed carries <ttl>, which the universal Feed drops.
 	p.KeepOriginalFeed = true
+	// gofeed would parse every RSS item's content and description as HTML
+	// only to find a first <img> for Item.Image; transform parses them
+	// anyway and makes the same pick from its own tree (firstImg in
+	// transform/html.go), so Item.Image is left to the explicit sources
+	// (itunes:image, Media RSS, image enclosures).
+	p.RSSTranslator = &gofeed.DefaultRSSTranslator{DisableContentImageScan: true}
 	feed, err = p.Parse(bytes.NewReader(doc))
 	if err != nil && errors.Is(err, gofeed.ErrFeedTypeNotDetected) {
 		// Some servers wrap their Atom feed in an XHTML page; when the page

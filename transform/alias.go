@@ -1,11 +1,13 @@
 package transform
 
 import (
+	"iter"
 	"math/bits"
 	"net/url"
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Alias fingerprints: the forms under which a story may come back with a
@@ -101,16 +103,23 @@ const MinSimHashWords = 40
 // skipped by a byte scan rather than parsed: this runs for every new item,
 // and what it must be is the same for the same text, not exact.
 func BodySimHash(bodyHTML string) (h uint64, ok bool) {
-	w := wordHashes(bodyHTML)
-	if len(w) < MinSimHashWords {
-		return 0, false
-	}
+	// The shingles are hashed as the words come, without a slice of them:
+	// this runs for every new item.
 	var v [64]int32
-	for i := 0; i+3 <= len(w); i++ {
-		x := mix64(w[i]*0x9e3779b97f4a7c15 ^ bits.RotateLeft64(w[i+1], 21) ^ bits.RotateLeft64(w[i+2], 42))
-		for b := range 64 {
-			v[b] += int32(x>>b&1)*2 - 1
+	var w0, w1 uint64
+	n := 0
+	for w := range wordHashes(bodyHTML) {
+		if n >= 2 {
+			x := mix64(w0*0x9e3779b97f4a7c15 ^ bits.RotateLeft64(w1, 21) ^ bits.RotateLeft64(w, 42))
+			for b := range 64 {
+				v[b] += int32(x>>b&1)*2 - 1
+			}
 		}
+		w0, w1 = w1, w
+		n++
+	}
+	if n < MinSimHashWords {
+		return 0, false
 	}
 	for b := range 64 {
 		if v[b] > 0 {
@@ -120,34 +129,46 @@ func BodySimHash(bodyHTML string) (h uint64, ok bool) {
 	return h, true
 }
 
-// wordHashes hashes the lower-cased runs of letters and digits of an HTML
-// fragment's text, skipping tags.
-func wordHashes(s string) []uint64 {
-	var out []uint64
-	const offset, prime = 14695981039346656037, 1099511628211
-	h, in, tag := uint64(offset), false, false
-	for _, r := range s {
-		switch {
-		case tag:
-			tag = r != '>'
-			continue
-		case r == '<':
-			tag = true
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			r = unicode.ToLower(r)
-			h = (h ^ uint64(r)) * prime
-			in = true
-			continue
+// wordHashes yields the hashes of the lower-cased runs of letters and
+// digits of an HTML fragment's text, skipping tags. ASCII, most of any
+// text, is judged without the unicode tables (same answers).
+func wordHashes(s string) iter.Seq[uint64] {
+	return func(yield func(uint64) bool) {
+		const offset, prime = 14695981039346656037, 1099511628211
+		h, in, tag := uint64(offset), false, false
+		for _, r := range s {
+			var word bool
+			switch {
+			case tag:
+				tag = r != '>'
+				continue
+			case r == '<':
+				tag = true
+			case r < utf8.RuneSelf:
+				if 'A' <= r && r <= 'Z' {
+					r += 'a' - 'A'
+				}
+				word = 'a' <= r && r <= 'z' || '0' <= r && r <= '9'
+			case unicode.IsLetter(r) || unicode.IsDigit(r):
+				r = unicode.ToLower(r)
+				word = true
+			}
+			if word {
+				h = (h ^ uint64(r)) * prime
+				in = true
+				continue
+			}
+			if in {
+				if !yield(h) {
+					return
+				}
+				h, in = offset, false
+			}
 		}
 		if in {
-			out = append(out, h)
-			h, in = offset, false
+			yield(h)
 		}
 	}
-	if in {
-		out = append(out, h)
-	}
-	return out
 }
 
 // mix64 is a 64-bit finaliser (splitmix64), spreading a shingle's hash

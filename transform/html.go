@@ -18,6 +18,13 @@ type content struct {
 	// rejected holds image URLs judged tracking pixels or icons, so that
 	// gofeed's own pick (the first <img>, whatever it is) can be refused.
 	rejected map[string]bool
+	// firstSrc is the src of the first <img> that has a src attribute, in
+	// document order as parsed, before the DOM steps; hasFirstSrc tells an
+	// empty src from none. It is the pick gofeed's RSS translator makes for
+	// Item.Image when it parses the HTML itself (feeds turns that off:
+	// one parse per body).
+	firstSrc    string
+	hasFirstSrc bool
 }
 
 // parseContent parses an HTML fragment (or plain text) and runs the DOM
@@ -42,6 +49,7 @@ func parseContent(src string, base *url.URL) *content {
 	for _, n := range nodes {
 		c.root.AppendChild(n)
 	}
+	c.firstSrc, c.hasFirstSrc = firstImgSrc(c.root)
 
 	prune(c.root)
 	doc := goquery.NewDocumentFromNode(c.root)
@@ -102,6 +110,24 @@ func (c *content) handleImage(n *html.Node, base *url.URL) {
 	if c.image == "" {
 		c.image = abs
 	}
+}
+
+// firstImgSrc returns the src of the first <img> under n, in document
+// order, that has a src attribute (gofeed's firstImgWithSrc).
+func firstImgSrc(n *html.Node) (string, bool) {
+	if n.Type == html.ElementNode && n.Data == "img" {
+		for _, a := range n.Attr {
+			if a.Key == "src" {
+				return a.Val, true
+			}
+		}
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if src, ok := firstImgSrc(c); ok {
+			return src, true
+		}
+	}
+	return "", false
 }
 
 func (c *content) reject(u string) {

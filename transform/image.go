@@ -14,8 +14,9 @@ import (
 // source that has one: an image enclosure, the largest Media RSS image or
 // thumbnail, itunes:image, gofeed's own pick (unless the content showed it
 // to be a tracking pixel or an icon), the first sizeable <img> of the body,
-// then of the description.
-func pickImage(item *gofeed.Item, body, desc func() *content, base *url.URL) string {
+// then of the description. gofeedImg is gofeed's pick: Item.Image, or for
+// RSS the one gofeed would have found in the HTML (itemData.gofeedImage).
+func pickImage(item *gofeed.Item, gofeedImg *gofeed.Image, body, desc func() *content, base *url.URL) string {
 	for _, e := range item.Enclosures {
 		if e != nil && (strings.HasPrefix(strings.ToLower(e.Type), "image/") || (e.Type == "" && hasImageExt(e.URL))) {
 			if u := imageURL(e.URL, base); u != "" {
@@ -31,11 +32,11 @@ func pickImage(item *gofeed.Item, body, desc func() *content, base *url.URL) str
 			return u
 		}
 	}
-	if item.Image != nil {
-		if u := imageURL(item.Image.URL, base); u != "" {
+	if gofeedImg != nil {
+		if u := imageURL(gofeedImg.URL, base); u != "" {
 			b := body()
-			if !b.rejected[u] && !b.rejected[item.Image.URL] {
-				if d := desc(); d == nil || (!d.rejected[u] && !d.rejected[item.Image.URL]) {
+			if !b.rejected[u] && !b.rejected[gofeedImg.URL] {
+				if d := desc(); d == nil || (!d.rejected[u] && !d.rejected[gofeedImg.URL]) {
 					return u
 				}
 			}

@@ -135,6 +135,29 @@ func (d *itemData) bodyContent() *content {
 	return d.body
 }
 
+// gofeedImage is the Item.Image gofeed's RSS translator would have found
+// in the item's HTML (its content, else its description: the first <img>
+// with a src), read from the trees parsed here; feeds turns gofeed's own
+// scan off so that each body is parsed once.
+func (d *itemData) gofeedImage(item *gofeed.Item, desc func() *content) *gofeed.Image {
+	if strings.TrimSpace(item.Content) != "" {
+		if b := d.bodyContent(); b.hasFirstSrc {
+			return &gofeed.Image{URL: b.firstSrc}
+		}
+	}
+	if strings.TrimSpace(item.Description) == "" {
+		return nil
+	}
+	c := d.bodyContent()
+	if !d.descIsBody {
+		c = desc() // nil when the description holds no markup
+	}
+	if c != nil && c.hasFirstSrc {
+		return &gofeed.Image{URL: c.firstSrc}
+	}
+	return nil
+}
+
 // mapItem runs the steps of the package comment for one item. ev, when
 // not nil, is an event read already (an iCalendar VEVENT): the item is an
 // Event with those fields, whatever the type settings say.
@@ -238,7 +261,11 @@ func (m *Mapping) mapItem(r *Result, feed *gofeed.Feed, item *gofeed.Item, id, l
 
 	// Image. Without one, the og:image of the page may still come (the
 	// worker fetches it); require_image then waits for ResolveOGImage.
-	p.ImageURL = pickImage(item, d.bodyContent, descContent, d.base)
+	img := item.Image
+	if img == nil && feed != nil && feed.FeedType == "rss" {
+		img = d.gofeedImage(item, descContent)
+	}
+	p.ImageURL = pickImage(item, img, d.bodyContent, descContent, d.base)
 	needsOG := m.fetchOGImage && p.ImageURL == "" && link != ""
 	if p.ImageURL == "" && m.requireImage && !needsOG {
 		r.Skip = "no image: require_image is set"

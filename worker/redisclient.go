@@ -40,31 +40,39 @@ func RedisClient(r config.Redis) (redis.UniversalClient, error) {
 	switch r.Topology() {
 	case config.RedisSentinel:
 		return redis.NewFailoverClient(&redis.FailoverOptions{
-			MasterName:       r.MasterName,
-			SentinelAddrs:    r.Addrs,
-			SentinelUsername: r.Username,
-			SentinelPassword: r.Password,
-			Username:         r.Username,
-			Password:         r.Password,
-			DB:               r.DB,
-			TLSConfig:        tc,
-			DialTimeout:      t,
-			ReadTimeout:      t,
-			WriteTimeout:     t,
-			PoolTimeout:      t,
-			MaxRetries:       redisRetries,
+			MasterName:              r.MasterName,
+			SentinelAddrs:           r.Addrs,
+			SentinelUsername:        r.Username,
+			SentinelPassword:        r.Password,
+			Username:                r.Username,
+			Password:                r.Password,
+			DB:                      r.DB,
+			TLSConfig:               tc,
+			DialTimeout:             t,
+			ReadTimeout:             t,
+			WriteTimeout:            t,
+			PoolTimeout:             t,
+			MaxRetries:              redisRetries,
+			ReadBufferSize:          redisBufferSize,
+			WriteBufferSize:         redisBufferSize,
+			PipelineReadBufferSize:  redisPipelineBufferSize,
+			PipelineWriteBufferSize: redisPipelineBufferSize,
 		}), nil
 	case config.RedisCluster:
 		return redis.NewClusterClient(&redis.ClusterOptions{
-			Addrs:        r.Addrs,
-			Username:     r.Username,
-			Password:     r.Password,
-			TLSConfig:    tc,
-			DialTimeout:  t,
-			ReadTimeout:  t,
-			WriteTimeout: t,
-			PoolTimeout:  t,
-			MaxRetries:   redisRetries,
+			Addrs:                   r.Addrs,
+			Username:                r.Username,
+			Password:                r.Password,
+			TLSConfig:               tc,
+			DialTimeout:             t,
+			ReadTimeout:             t,
+			WriteTimeout:            t,
+			PoolTimeout:             t,
+			MaxRetries:              redisRetries,
+			ReadBufferSize:          redisBufferSize,
+			WriteBufferSize:         redisBufferSize,
+			PipelineReadBufferSize:  redisPipelineBufferSize,
+			PipelineWriteBufferSize: redisPipelineBufferSize,
 		}), nil
 	}
 	var opts *redis.Options
@@ -89,8 +97,34 @@ func RedisClient(r config.Redis) (redis.UniversalClient, error) {
 	}
 	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.PoolTimeout = t, t, t, t
 	opts.MaxRetries = redisRetries
+	// A size given in the URL's query (go-redis reads pipeline_read_buffer_size
+	// there) stands.
+	for _, b := range []struct {
+		size *int
+		want int
+	}{
+		{&opts.ReadBufferSize, redisBufferSize},
+		{&opts.WriteBufferSize, redisBufferSize},
+		{&opts.PipelineReadBufferSize, redisPipelineBufferSize},
+		{&opts.PipelineWriteBufferSize, redisPipelineBufferSize},
+	} {
+		if *b.size == 0 {
+			*b.size = b.want
+		}
+	}
 	return redis.NewClient(opts), nil
 }
+
+// The buffers of each Redis connection. go-redis gives every connection
+// 32 KiB to read and 32 KiB to write, and each of its pipeline pool (up to
+// 10) 128 KiB each way: 2.5 MiB when the pool is full, a fixed part of
+// the worker's memory whatever the number of feeds. The worker's answers
+// are small (an outbox claim is a few KiB) and its large pipelines (a
+// pass's leases) only flush more often with a smaller buffer.
+const (
+	redisBufferSize         = 16 << 10
+	redisPipelineBufferSize = 32 << 10
+)
 
 // redisTLS is the TLS config of redis.tls, or nil when it is off.
 func redisTLS(r config.Redis) (*tls.Config, error) {

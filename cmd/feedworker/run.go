@@ -62,6 +62,7 @@ func (c common) worker(ctx context.Context, stdout, stderr io.Writer) (*worker.W
 	if err != nil {
 		return nil, nil, err
 	}
+	worker.SetMemoryLimit(cfg.Process, logger)
 	w, err := worker.New(ctx, worker.Options{Config: cfg, Version: buildVersion(), Logger: logger, Out: stdout})
 	if err != nil {
 		return nil, nil, err

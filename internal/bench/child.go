@@ -59,6 +59,7 @@ func RunWorker(ctx context.Context, args []string, version string, stdout, stder
 		return fmt.Errorf("log level: %w", err)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	worker.SetMemoryLimit(cfg.Process, logger)
 	w, err := worker.New(ctx, worker.Options{Config: cfg, Version: version, Logger: logger, Out: stdout})
 	if err != nil {
 		return err
