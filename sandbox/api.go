@@ -507,7 +507,7 @@ func (s *Server) list(coll string) endpoint {
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		page, total := lq.apply(s.st.sorted(coll))
+		page, total := lq.apply(s.st.candidates(coll, lq))
 		return listAnswer(s.renderAll(sc, page, baseURL(r)), lq, total), nil
 	}
 }

@@ -62,6 +62,7 @@ func (st *state) touch(coll string, id int64) {
 		st.dirty = map[ref]bool{}
 	}
 	st.dirty[ref{coll, id}] = true
+	st.indexTouched(coll, id)
 }
 
 // journal appends entries to the data file.
@@ -283,6 +284,7 @@ func parseJournalLine(line []byte) (journalEntry, error) {
 }
 
 func applyEntry(e journalEntry, st *state, schemas map[string]*schema) error {
+	st.dropIndexes()
 	for seq := range st.next {
 		n, ok := e.NextID[seq]
 		if !ok || n < 1 {

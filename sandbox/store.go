@@ -62,6 +62,9 @@ type state struct {
 	// (see journal.go).
 	dirty       map[ref]bool
 	tokensDirty bool
+	// index holds the external_id index of a collection once a list used
+	// it (index.go).
+	index map[string]extIndex
 }
 
 func newState() *state {
