@@ -120,7 +120,7 @@ func (f *Farm) Edit(frac float64) int {
 // Change changes a fraction of the feeds, as a news site's feeds change
 // between two polls: each changed feed gets one new item on top (its
 // oldest item leaves the document) and one edited item (the newest one it
-// had). The changed feeds are picked at random from the farm's seed and
+// had; a one-item feed has none left to edit, the new item pushes it out). The changed feeds are picked at random from the farm's seed and
 // round, so runs are repeatable. It returns how many items are new and how
 // many edited; the other feeds keep their validators and answer 304.
 func (f *Farm) Change(frac float64, round uint64) (added, edited int) {
@@ -133,7 +133,7 @@ func (f *Farm) Change(frac float64, round uint64) (added, edited int) {
 	rng := rand.New(rand.NewPCG(f.o.Seed^0x9e3779b97f4a7c15, round))
 	for _, i := range rng.Perm(len(f.feeds))[:min(m, len(f.feeds))] {
 		fd := f.feeds[i]
-		if f.o.Items > 0 {
+		if f.o.Items > 1 {
 			fd.edits[f.items(fd)[0]]++
 			edited++
 		}
