@@ -37,43 +37,32 @@ func RedisClient(r config.Redis) (redis.UniversalClient, error) {
 	if t <= 0 {
 		t = config.Default().Redis.Timeout.D()
 	}
+	// Sentinel and Cluster share their options; go-redis derives each
+	// client's own from them.
+	u := &redis.UniversalOptions{
+		Addrs:                   r.Addrs,
+		MasterName:              r.MasterName,
+		SentinelUsername:        r.Username,
+		SentinelPassword:        r.Password,
+		Username:                r.Username,
+		Password:                r.Password,
+		DB:                      r.DB,
+		TLSConfig:               tc,
+		DialTimeout:             t,
+		ReadTimeout:             t,
+		WriteTimeout:            t,
+		PoolTimeout:             t,
+		MaxRetries:              redisRetries,
+		ReadBufferSize:          redisBufferSize,
+		WriteBufferSize:         redisBufferSize,
+		PipelineReadBufferSize:  redisPipelineBufferSize,
+		PipelineWriteBufferSize: redisPipelineBufferSize,
+	}
 	switch r.Topology() {
 	case config.RedisSentinel:
-		return redis.NewFailoverClient(&redis.FailoverOptions{
-			MasterName:              r.MasterName,
-			SentinelAddrs:           r.Addrs,
-			SentinelUsername:        r.Username,
-			SentinelPassword:        r.Password,
-			Username:                r.Username,
-			Password:                r.Password,
-			DB:                      r.DB,
-			TLSConfig:               tc,
-			DialTimeout:             t,
-			ReadTimeout:             t,
-			WriteTimeout:            t,
-			PoolTimeout:             t,
-			MaxRetries:              redisRetries,
-			ReadBufferSize:          redisBufferSize,
-			WriteBufferSize:         redisBufferSize,
-			PipelineReadBufferSize:  redisPipelineBufferSize,
-			PipelineWriteBufferSize: redisPipelineBufferSize,
-		}), nil
+		return redis.NewFailoverClient(u.Failover()), nil
 	case config.RedisCluster:
-		return redis.NewClusterClient(&redis.ClusterOptions{
-			Addrs:                   r.Addrs,
-			Username:                r.Username,
-			Password:                r.Password,
-			TLSConfig:               tc,
-			DialTimeout:             t,
-			ReadTimeout:             t,
-			WriteTimeout:            t,
-			PoolTimeout:             t,
-			MaxRetries:              redisRetries,
-			ReadBufferSize:          redisBufferSize,
-			WriteBufferSize:         redisBufferSize,
-			PipelineReadBufferSize:  redisPipelineBufferSize,
-			PipelineWriteBufferSize: redisPipelineBufferSize,
-		}), nil
+		return redis.NewClusterClient(u.Cluster()), nil
 	}
 	var opts *redis.Options
 	if r.URL != "" {
