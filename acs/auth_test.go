@@ -124,7 +124,7 @@ func (a *authServer) client(t *testing.T, opts ...Option) *Client {
 		AuthStyle:    oauth2.AuthStyleInHeader,
 	}
 	opts = append([]Option{WithRetryPolicy(fastRetry())}, opts...)
-	c, err := NewClient(a.srv.URL, creds.HTTPClient(nil), opts...)
+	c, err := NewClient(a.srv.URL, creds.HTTPClient(a.srv.Client().Transport), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

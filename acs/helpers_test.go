@@ -74,7 +74,11 @@ func fastRetry() RetryPolicy {
 func newTestClient(t *testing.T, rec *recorder, opts ...Option) *Client {
 	t.Helper()
 	opts = append([]Option{WithRetryPolicy(fastRetry())}, opts...)
-	c, err := NewClient(rec.srv.URL, StaticToken(testToken).HTTPClient(nil), opts...)
+	// The server's own transport, not http.DefaultTransport: every
+	// httptest server's Close closes the default transport's idle
+	// connections, breaking one a parallel test has just taken (its
+	// DELETE then retried and the server saw it twice).
+	c, err := NewClient(rec.srv.URL, StaticToken(testToken).HTTPClient(rec.srv.Client().Transport), opts...)
 	if err != nil {
 		t.Fatalf("NewClient: %v", err)
 	}
