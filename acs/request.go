@@ -95,11 +95,18 @@ func (c *Client) newRequest(method, route string, query url.Values, body any, pa
 		if err := validateTimestamps(body); err != nil {
 			return nil, err
 		}
-		b, err := marshal(envelope{Template: envelopeTemplate{Version: APIVersion, Data: []any{body}}})
+		// Encoded into a reused buffer and copied out at its size: the
+		// buffer's growth by doubling, per request, was most of the bytes
+		// a request allocated.
+		buf := c.bodyBuffer()
+		err := encode(buf, envelope{Template: envelopeTemplate{Version: APIVersion, Data: []any{body}}})
+		if err == nil {
+			r.body = bytes.Clone(buf.Bytes())
+		}
+		c.putBodyBuffer(buf)
 		if err != nil {
 			return nil, fmt.Errorf("acs: %s %s: encode body: %w", method, route, err)
 		}
-		r.body = b
 	}
 	return r, nil
 }
@@ -109,12 +116,21 @@ func (c *Client) newRequest(method, route string, query url.Values, body any, pa
 // capture.
 func marshal(v any) ([]byte, error) {
 	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if err := encode(&b, v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return b.Bytes(), nil
+}
+
+// encode appends marshal's encoding of v to b.
+func encode(b *bytes.Buffer, v any) error {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	b.Truncate(b.Len() - 1) // Encode's newline
+	return nil
 }
 
 func isNilPointer(v any) bool {
@@ -274,8 +290,8 @@ func (c *Client) attempt(ctx context.Context, r *request, n int) (*Response, *by
 // list page can be megabytes, and one such answer must not pin as much.
 const maxPooledBody = 256 << 10
 
-// bodyBuffer returns an empty buffer for an answer's body, one a previous
-// answer has used when there is one: a worker reads thousands of small
+// bodyBuffer returns an empty buffer for an answer's body (or a request
+// body's encoding), one a previous use has left when there is one: a worker reads thousands of small
 // answers, and reading each into fresh memory (grown by doubling) was a
 // large share of its allocation.
 func (c *Client) bodyBuffer() *bytes.Buffer {

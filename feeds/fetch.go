@@ -378,7 +378,11 @@ func (f *Fetcher) readBody(resp *http.Response) (body []byte, wire int64, err er
 	default:
 		return nil, 0, fmt.Errorf("unsupported content-encoding %q", enc)
 	}
-	body, err = readCapped(r, f.maxBody)
+	var size int64
+	if r == cr {
+		size = resp.ContentLength // -1 when unknown
+	}
+	body, err = readCapped(r, f.maxBody, size)
 	switch {
 	case cr.n > f.maxBody:
 		return nil, cr.n, fmt.Errorf("%w: more than %d bytes on the wire", ErrTooLarge, f.maxBody)
@@ -427,7 +431,7 @@ func (f *Fetcher) fetchFile(ctx context.Context, u *url.URL, v Validators) (*Res
 	if fi.Size() > f.maxBody {
 		return res, fmt.Errorf("%w: file has %d bytes, limit %d", ErrTooLarge, fi.Size(), f.maxBody)
 	}
-	body, err := readCapped(fh, f.maxBody)
+	body, err := readCapped(fh, f.maxBody, 0)
 	res.Bytes = int64(len(body))
 	if err != nil {
 		if errors.Is(err, ErrTooLarge) {

@@ -3,7 +3,6 @@ package publish
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -244,8 +243,7 @@ func (p *Publisher) renew(ctx context.Context, j job, ops chan<- *storeReq) (ded
 // attempt checks the claim, sends one item and decides what to record.
 func (p *Publisher) attempt(ctx context.Context, log *slog.Logger, j job, ops chan<- *storeReq) result {
 	var env envelope
-	if err := json.Unmarshal(j.Data, &env); err != nil || env.V != 1 {
-		err = cmp.Or(err, errors.New("unknown envelope version"))
+	if err := decodeEnvelope(j.Data, &env); err != nil {
 		return result{s: dedupe.Settlement{Kind: dedupe.Dead, Reason: "undecodable outbox entry: " + err.Error()}, outcome: "dead_letter", err: err}
 	}
 	pl := &env.Payload

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -259,18 +258,6 @@ func defaultOwner() string {
 	return fmt.Sprintf("%s-%d-%s", cmp.Or(host, "host"), os.Getpid(), hex.EncodeToString(b[:]))
 }
 
-// envelope is what the outbox keeps per item: the payload and the feed
-// settings delivery needs.
-type envelope struct {
-	V                int                 `json:"v"`
-	Payload          transform.Payload   `json:"payload"`
-	RecreateDeleted  bool                `json:"recreate_deleted,omitempty"`
-	CreateCategories bool                `json:"create_categories,omitempty"`
-	Dates            transform.DateRules `json:"dates,omitzero"`
-	// MergeInto makes the entry a merge job (see merge.go).
-	MergeInto *mergeInto `json:"merge_into,omitempty"`
-}
-
 func validType(t string) bool {
 	switch t {
 	case transform.TypeStory, transform.TypeLink, transform.TypeEvent, transform.TypeNeed:
@@ -513,7 +500,7 @@ func (p *Publisher) encode(pl *transform.Payload, o FeedOptions) ([]byte, error)
 
 // encodeMerge is encode for an item that may be a merge job (merge.go).
 func (p *Publisher) encodeMerge(pl *transform.Payload, o FeedOptions, m *mergeInto) ([]byte, error) {
-	data, err := json.Marshal(envelope{V: 1, Payload: *pl, RecreateDeleted: o.RecreateDeleted, CreateCategories: o.CreateCategories, Dates: o.Dates, MergeInto: m})
+	data, err := encodeEnvelope(envelope{Payload: *pl, RecreateDeleted: o.RecreateDeleted, CreateCategories: o.CreateCategories, Dates: o.Dates, MergeInto: m})
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", pl.ExternalID, err)
 	}

@@ -273,7 +273,14 @@ func (p *Publisher) matchReposts(ctx context.Context, ai dedupe.AliasIndex, feed
 // fingerprints point to the item it is a repost of. Fingerprints shared
 // within the fetch are not kept.
 func aliasesOf(feedID string, kept []*transform.Payload, status []dedupe.Status, plan *repostPlan, o RepostOptions) []dedupe.Alias {
-	var out []dedupe.Alias
+	// Sized for the most the loop below can add: an Alias is large, and
+	// growing the slice by doubling was 3% of a first pass's allocation.
+	n := 0
+	for i := range kept {
+		ip := plan.prints[i]
+		n += 1 + 2*len(ip.urls) + len(ip.bands)
+	}
+	out := make([]dedupe.Alias, 0, n)
 	for i, pl := range kept {
 		target, typ := dedupe.Key{FeedID: feedID, ExternalID: pl.ExternalID}, pl.Type
 		m, matched := plan.matches[i]

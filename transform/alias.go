@@ -104,15 +104,32 @@ const MinSimHashWords = 40
 // and what it must be is the same for the same text, not exact.
 func BodySimHash(bodyHTML string) (h uint64, ok bool) {
 	// The shingles are hashed as the words come, without a slice of them:
-	// this runs for every new item.
-	var v [64]int32
+	// this runs for every new item. Bit b of the SimHash is set when more
+	// than half the shingles' hashes have it: the set bits are counted
+	// eight positions at a time, lane k of lanes[j] counting bit 8k+j,
+	// and the lanes (a byte each) emptied into ones before they can reach
+	// 256.
+	var ones [64]int32
+	var lanes [8]uint64
 	var w0, w1 uint64
-	n := 0
+	n, pending := 0, 0
+	flush := func() {
+		for j, l := range lanes {
+			for k := range 8 {
+				ones[8*k+j] += int32(l >> (8 * k) & 0xff)
+			}
+			lanes[j] = 0
+		}
+		pending = 0
+	}
 	for w := range wordHashes(bodyHTML) {
 		if n >= 2 {
 			x := mix64(w0*0x9e3779b97f4a7c15 ^ bits.RotateLeft64(w1, 21) ^ bits.RotateLeft64(w, 42))
-			for b := range 64 {
-				v[b] += int32(x>>b&1)*2 - 1
+			for j := range lanes {
+				lanes[j] += x >> j & 0x0101010101010101
+			}
+			if pending++; pending == 255 {
+				flush()
 			}
 		}
 		w0, w1 = w1, w
@@ -121,8 +138,10 @@ func BodySimHash(bodyHTML string) (h uint64, ok bool) {
 	if n < MinSimHashWords {
 		return 0, false
 	}
+	flush()
+	shingles := int32(n - 2)
 	for b := range 64 {
-		if v[b] > 0 {
+		if 2*ones[b] > shingles {
 			h |= 1 << b
 		}
 	}

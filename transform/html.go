@@ -25,6 +25,9 @@ type content struct {
 	// one parse per body).
 	firstSrc    string
 	hasFirstSrc bool
+	// size is the source's length, to size the text and HTML written
+	// from the tree.
+	size int
 }
 
 // parseContent parses an HTML fragment (or plain text) and runs the DOM
@@ -41,6 +44,7 @@ func parseContent(src string, base *url.URL) *content {
 	if !looksLikeHTML(src) {
 		src = textToHTML(src)
 	}
+	c.size = len(src)
 	nodes, err := html.ParseFragment(strings.NewReader(src), &html.Node{Type: html.ElementNode, Data: "body", DataAtom: atom.Body})
 	if err != nil {
 		// Only a failing reader errors; a strings.Reader does not.
@@ -153,7 +157,7 @@ func (c *content) render() string {
 }
 
 // text returns the cleaned fragment's plain text.
-func (c *content) text() string { return nodeText(c.root) }
+func (c *content) text() string { return nodeText(c.root, c.size) }
 
 // prune removes junk elements (see isJunk) and comments, and drops every
 // attribute the sanitizer would drop anyway. The sanitizer still decides;

@@ -66,7 +66,9 @@ func (s *bodySanitizer) sanitizeTree(c *content) (string, bool) {
 			return "", false
 		}
 	}
-	w.b.Grow(len(w.tags.String()) + 256)
+	// The output is about the size of the source: grown once, not by
+	// doubling.
+	w.b.Grow(max(c.size, len(w.tags.String())) + 256)
 	for n := range c.root.ChildNodes() {
 		w.write(n)
 	}
@@ -112,7 +114,7 @@ func (w *treeWalk) check(n *html.Node) bool {
 		if w.tagCount > 0 {
 			w.tags.WriteByte(0)
 		}
-		w.tags.WriteString(tagToken(name, n.Attr, void).String())
+		writeTag(&w.tags, name, n.Attr, void)
 		w.tagCount++
 	}
 	for c := range n.ChildNodes() {
@@ -171,6 +173,26 @@ func tagToken(name string, attrs []html.Attribute, void bool) html.Token {
 		t.Type = html.SelfClosingTagToken
 	}
 	return t
+}
+
+// writeTag writes tagToken(name, attrs, void).String() to b, without the
+// token's own buffers and strings (html.EscapeString is the escaping
+// Token.String applies to attribute values).
+func writeTag(b *strings.Builder, name string, attrs []html.Attribute, void bool) {
+	b.WriteByte('<')
+	b.WriteString(name)
+	for _, a := range attrs {
+		b.WriteByte(' ')
+		b.WriteString(a.Key)
+		b.WriteString(`="`)
+		b.WriteString(html.EscapeString(a.Val))
+		b.WriteByte('"')
+	}
+	if void {
+		b.WriteString("/>")
+	} else {
+		b.WriteByte('>')
+	}
 }
 
 // plainElement reports element and attribute names that render and

@@ -60,9 +60,12 @@ func plainText(s string) string {
 	}
 }
 
-// nodeText is plainText for an already parsed tree.
-func nodeText(n *html.Node) string {
+// nodeText is plainText for an already parsed tree; size is the length of
+// its source, which the text does not exceed by much (entities decode
+// shorter; only block boundaries add spaces).
+func nodeText(n *html.Node, size int) string {
 	var b strings.Builder
+	b.Grow(size)
 	var walk func(*html.Node)
 	walk = func(n *html.Node) {
 		switch n.Type {

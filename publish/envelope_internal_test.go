@@ -1,0 +1,84 @@
+package publish
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/feedworker/feedworker/transform"
+)
+
+func TestEnvelopeRoundTrip(t *testing.T) {
+	yes := true
+	for _, body := range []string{
+		"",
+		"<p>one</p>\n<p>two</p>\n",
+		"\n\n{\"v\":1}\n",
+		"<pre>\r\n\ttabs &amp; \u2028 \xff</pre>",
+	} {
+		in := envelope{
+			Payload: transform.Payload{
+				Type: transform.TypeStory, FeedID: "f", ExternalID: "e1", Title: "a\nb <c>", Summary: "s\n",
+				Body: body, PublishDate: time.Date(2026, 2, 1, 8, 0, 0, 0, time.UTC), CategoryNames: []string{"x"},
+				Private: &yes, Hash: "h",
+			},
+			RecreateDeleted: true, Dates: transform.DateRules{ExpireAfter: time.Hour},
+			MergeInto: &mergeInto{Target: "f\x00e0", Categories: true},
+		}
+		data, err := encodeEnvelope(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out envelope
+		if err := decodeEnvelope(data, &out); err != nil {
+			t.Fatalf("body %q: %v", body, err)
+		}
+		in.V = envelopeV2
+		if !reflect.DeepEqual(out, in) {
+			t.Errorf("body %q: decoded %+v; want %+v", body, out, in)
+		}
+		if !bytes.HasSuffix(data, []byte("\n"+body)) {
+			t.Errorf("body %q: entry %q does not end with the raw body", body, data)
+		}
+	}
+}
+
+// A version 1 entry (json.Marshal of the envelope, as earlier versions
+// wrote it) decodes to what was written.
+func TestEnvelopeVersion1(t *testing.T) {
+	in := envelope{V: envelopeV1, Payload: transform.Payload{Type: transform.TypeLink, ExternalID: "e", Title: "t",
+		Body: "<p>a\nb</p>", Hash: "h"}, CreateCategories: true}
+	data, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out envelope
+	if err := decodeEnvelope(data, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(out, in) {
+		t.Errorf("decoded %+v; want %+v", out, in)
+	}
+}
+
+func TestEnvelopeRefused(t *testing.T) {
+	for _, data := range []string{
+		`{"v":3,"payload":{}}`,
+		`{"v":3,"payload":{}}` + "\nbody",
+		`{"v":1,"payload":{}}` + "\nbody",
+		`{"v":2,"payload":{}}`,
+		`{"v":2,"payload":{"body":"x"}}` + "\nbody",
+	} {
+		var env envelope
+		if err := decodeEnvelope([]byte(data), &env); !errors.Is(err, errEnvelopeVersion) {
+			t.Errorf("%q: err = %v; want errEnvelopeVersion", data, err)
+		}
+	}
+	var env envelope
+	if err := decodeEnvelope([]byte("{\"v\":2,\n"), &env); err == nil {
+		t.Error("a cut JSON line decoded")
+	}
+}
