@@ -244,7 +244,7 @@ func (p *Publisher) renew(ctx context.Context, j job, ops chan<- *storeReq) (ded
 func (p *Publisher) attempt(ctx context.Context, log *slog.Logger, j job, ops chan<- *storeReq) result {
 	var env envelope
 	if err := decodeEnvelope(j.Data, &env); err != nil {
-		return result{s: dedupe.Settlement{Kind: dedupe.Dead, Reason: "undecodable outbox entry: " + err.Error()}, outcome: "dead_letter", err: err}
+		return result{s: dedupe.Settlement{Kind: dedupe.Dead, Reason: undecodableReason + ": " + err.Error()}, outcome: "dead_letter", err: err}
 	}
 	pl := &env.Payload
 	// A mark found by the claim: an earlier POST may have reached the

@@ -105,9 +105,14 @@ func (p *Publisher) Stats(ctx context.Context) (dedupe.Stats, error) {
 }
 
 func (p *Publisher) refreshStats(ctx context.Context) {
-	if _, err := p.Stats(ctx); err != nil && ctx.Err() == nil {
-		p.log.Warn("refreshing outbox gauges failed", "cause", err)
+	s, err := p.Stats(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			p.log.Warn("refreshing outbox gauges failed", "cause", err)
+		}
+		return
 	}
+	p.requeueRefusals(ctx, s.DeadLetters)
 }
 
 // maybeRefreshStats keeps the gauges fresh while Run works, at most once

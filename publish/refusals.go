@@ -1,0 +1,61 @@
+package publish
+
+import (
+	"context"
+	"strings"
+
+	"github.com/feedworker/feedworker/dedupe"
+)
+
+// undecodableReason starts the reason of a dead letter made of an outbox
+// entry its worker could not read. Workers before outbox version 2 wrote
+// the same words, which is what lets requeueRefusals find theirs.
+const undecodableReason = "undecodable outbox entry"
+
+// requeueRefusals queues again the dead letters that a worker of an older
+// version made of entries it could not read but this one can: during a
+// rolling upgrade an old replica claims a version 2 entry, cannot read
+// it, and dead-letters it without sending anything. Once the new version
+// sees them they are delivered as usual (an old replica still running may
+// refuse one again; the next look re-queues it). It looks only when the
+// number of dead letters changed since its last look.
+func (p *Publisher) requeueRefusals(ctx context.Context, deadLetters int) {
+	p.statsMu.Lock()
+	look := deadLetters > 0 && deadLetters != p.refusalsSeen
+	p.statsMu.Unlock()
+	if !look {
+		return
+	}
+	var dl []dedupe.DeadLetter
+	err := p.storeOp(ctx, "dead_letters", func(ctx context.Context) (err error) {
+		dl, err = p.store.DeadLetters(ctx)
+		return err
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			p.log.Warn("looking for dead letters an older version could not read failed", "cause", err)
+		}
+		return
+	}
+	p.statsMu.Lock()
+	p.refusalsSeen = deadLetters
+	p.statsMu.Unlock()
+	n := 0
+	for _, d := range dl {
+		if !strings.HasPrefix(d.Reason, undecodableReason) {
+			continue
+		}
+		var env envelope
+		if decodeEnvelope(d.Data, &env) != nil {
+			continue // unreadable here too: a newer version's, or damaged
+		}
+		if err := p.RetryDeadLetter(ctx, d.ID); err != nil {
+			p.log.Warn("re-queueing a dead letter an older version could not read failed", "id", d.ID, "cause", err)
+			continue
+		}
+		n++
+	}
+	if n > 0 {
+		p.log.Info("re-queued dead letters an older version could not read (a rolling upgrade)", "items", n)
+	}
+}
