@@ -3,6 +3,7 @@ package publish
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/feedworker/feedworker/dedupe"
 )
@@ -12,14 +13,24 @@ import (
 // the same words, which is what lets requeueRefusals find theirs.
 const undecodableReason = "undecodable outbox entry"
 
+// refusalWindow is how long after its start a worker looks for them: a
+// rolling upgrade retires the old replicas within minutes, and listing
+// every dead letter with its entry is not free where the API keeps
+// refusing items for good.
+const refusalWindow = 30 * time.Minute
+
 // requeueRefusals queues again the dead letters that a worker of an older
 // version made of entries it could not read but this one can: during a
 // rolling upgrade an old replica claims a version 2 entry, cannot read
 // it, and dead-letters it without sending anything. Once the new version
 // sees them they are delivered as usual (an old replica still running may
 // refuse one again; the next look re-queues it). It looks only when the
-// number of dead letters changed since its last look.
+// number of dead letters changed since its last look, and only in the
+// refusalWindow after the publisher was made.
 func (p *Publisher) requeueRefusals(ctx context.Context, deadLetters int) {
+	if time.Since(p.born) > refusalWindow {
+		return
+	}
 	p.statsMu.Lock()
 	look := deadLetters > 0 && deadLetters != p.refusalsSeen
 	p.statsMu.Unlock()
