@@ -72,6 +72,10 @@ func TestAPIDocMatchesClient(t *testing.T) {
 			_, _, err := c.Stories.Create(ctx, &StoryCreate{Title: Ptr("T")})
 			return err
 		},
+		"Stories.CreateRef": func(ctx context.Context, c *Client) error {
+			_, _, err := c.Stories.CreateRef(ctx, &StoryCreate{Title: Ptr("T")})
+			return err
+		},
 		"Stories.Update": func(ctx context.Context, c *Client) error {
 			_, _, err := c.Stories.Update(ctx, 42, &StoryUpdate{Title: Ptr("T")})
 			return err
@@ -79,6 +83,10 @@ func TestAPIDocMatchesClient(t *testing.T) {
 		"Stories.Delete": func(ctx context.Context, c *Client) error { _, err := c.Stories.Delete(ctx, 42); return err },
 		"Events.Create": func(ctx context.Context, c *Client) error {
 			_, _, err := c.Events.Create(ctx, &EventCreate{Title: Ptr("E"), EventStartDateTimeUTC: &ts})
+			return err
+		},
+		"Events.CreateRef": func(ctx context.Context, c *Client) error {
+			_, _, err := c.Events.CreateRef(ctx, &EventCreate{Title: Ptr("E"), EventStartDateTimeUTC: &ts})
 			return err
 		},
 		"Events.Update": func(ctx context.Context, c *Client) error {
@@ -90,6 +98,10 @@ func TestAPIDocMatchesClient(t *testing.T) {
 			_, _, err := c.Links.Create(ctx, &LinkCreate{Title: Ptr("L"), ExternalURL: Ptr("https://x.test/l")})
 			return err
 		},
+		"Links.CreateRef": func(ctx context.Context, c *Client) error {
+			_, _, err := c.Links.CreateRef(ctx, &LinkCreate{Title: Ptr("L"), ExternalURL: Ptr("https://x.test/l")})
+			return err
+		},
 		"Links.Update": func(ctx context.Context, c *Client) error {
 			_, _, err := c.Links.Update(ctx, 42, &LinkUpdate{Private: Ptr(true)})
 			return err
@@ -97,6 +109,10 @@ func TestAPIDocMatchesClient(t *testing.T) {
 		"Links.Delete": func(ctx context.Context, c *Client) error { _, err := c.Links.Delete(ctx, 42); return err },
 		"Needs.Create": func(ctx context.Context, c *Client) error {
 			_, _, err := c.Needs.Create(ctx, &NeedCreate{Title: Ptr("N")})
+			return err
+		},
+		"Needs.CreateRef": func(ctx context.Context, c *Client) error {
+			_, _, err := c.Needs.CreateRef(ctx, &NeedCreate{Title: Ptr("N")})
 			return err
 		},
 		"Needs.Update": func(ctx context.Context, c *Client) error {

@@ -57,6 +57,7 @@ func testContract(t *testing.T, cov *coverage) {
 		{"content per type", testContentPerType},
 		{"content filters and pages", testContentFilters},
 		{"content concurrent creates", testContentConcurrent},
+		{"content created by ref", testContentCreateRef},
 		{"subscribers and unsubscribes", testSubscribers},
 		{"segments", testSegments},
 		{"categories", testCategories},
@@ -915,6 +916,33 @@ func testContentFilters(t *testing.T, cov *coverage) {
 	}
 	if errs != 1 || items != 0 {
 		t.Errorf("Content.All with a refused page size: %d items, %d errors; want 0 and 1", items, errs)
+	}
+}
+
+// testContentCreateRef: CreateRef of each type answers the id (and self
+// link) that Content.Get then reads, in both sandbox styles.
+func testContentCreateRef(t *testing.T, cov *coverage) {
+	e := newEnv(t, cov, envConfig{})
+	ctx := e.ctx
+	refs := map[string]*acs.Ref{
+		acs.TypeStory: must(e, "Stories.CreateRef", need(e.c.Stories.CreateRef(ctx, &acs.StoryCreate{Title: acs.Ptr("S"), ExternalID: acs.Ptr("ref:s")}))),
+		acs.TypeEvent: must(e, "Events.CreateRef", need(e.c.Events.CreateRef(ctx, &acs.EventCreate{Title: acs.Ptr("E"), ExternalID: acs.Ptr("ref:e")}))),
+		acs.TypeLink:  must(e, "Links.CreateRef", need(e.c.Links.CreateRef(ctx, &acs.LinkCreate{Title: acs.Ptr("L"), ExternalID: acs.Ptr("ref:l")}))),
+		acs.TypeNeed:  must(e, "Needs.CreateRef", need(e.c.Needs.CreateRef(ctx, &acs.NeedCreate{Title: acs.Ptr("N"), ExternalID: acs.Ptr("ref:n")}))),
+	}
+	for typ, ref := range refs {
+		if ref == nil || ref.ID == 0 {
+			t.Errorf("%s CreateRef answered %+v, want an id", typ, ref)
+			continue
+		}
+		got := must(e, "Content.Get", need(e.c.Content.Get(ctx, ref.ID)))
+		if got == nil || got.Type != typ || got.ExternalID == nil || *got.ExternalID != "ref:"+typ[:1] {
+			t.Errorf("Content.Get(%d) = %+v, want the %s just created", ref.ID, got, typ)
+			continue
+		}
+		if ref.Self != got.Self {
+			t.Errorf("%s CreateRef self %q, Content.Get self %q", typ, ref.Self, got.Self)
+		}
 	}
 }
 

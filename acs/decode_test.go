@@ -2,6 +2,8 @@ package acs
 
 import (
 	"encoding/json"
+	"errors"
+	"net/http"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -133,4 +135,59 @@ func TestDecodeInsightRaw(t *testing.T) {
 	if err := json.Unmarshal(got[0].Raw, &fields); err != nil || fields["opens"] != 3 {
 		t.Errorf("raw = %s (%v), want opens 3", got[0].Raw, err)
 	}
+}
+
+// TestCreateRefShapes: CreateRef reads the new id from every answer shape
+// decode accepts, a numeric string too, and an unreadable id is a
+// DecodeError, as with Create.
+func TestCreateRefShapes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, body string
+		want       *Ref
+	}{
+		{"bare object", `{"id":41,"title":"t","body":"<p>b</p>","categories":[{"id":1}]}`, &Ref{ID: 41}},
+		{"data object", `{"data":{"id":42,"self":"https://x.example/v3/content/42","title":"t"}}`, &Ref{ID: 42, Self: "https://x.example/v3/content/42"}},
+		{"data array of one", `{"data":[{"id":43}],"total":1}`, &Ref{ID: 43}},
+		{"envelope", `{"template":{"version":"3.0","data":[{"id":44,"title":"t"}]}}`, &Ref{ID: 44}},
+		{"id as a string", `{"data":{"id":"45","title":"t"}}`, &Ref{ID: 45}},
+		{"empty", ``, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rec := newRecorder(t, func(w http.ResponseWriter, _ *http.Request, _ int) { reply(w, http.StatusCreated, tc.body) })
+			c := newTestClient(t, rec)
+			got, _, err := c.Stories.CreateRef(t.Context(), &StoryCreate{Title: Ptr("t")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			if reqs := rec.requests(); len(reqs) != 1 || reqs[0].Method != http.MethodPost || reqs[0].Path != "/v3/story" {
+				t.Errorf("requests %+v, want one POST /v3/story", reqs)
+			}
+		})
+	}
+	t.Run("unreadable id", func(t *testing.T) {
+		t.Parallel()
+		rec := newRecorder(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
+			reply(w, http.StatusCreated, `{"data":{"id":"x"}}`)
+		})
+		_, _, err := newTestClient(t, rec).Links.CreateRef(t.Context(), &LinkCreate{Title: Ptr("t")})
+		var de *DecodeError
+		if !errors.As(err, &de) || !errors.Is(err, ErrUnreadable) {
+			t.Errorf("err = %v, want a DecodeError matching ErrUnreadable", err)
+		}
+	})
+	t.Run("nil request", func(t *testing.T) {
+		t.Parallel()
+		rec := newRecorder(t, func(w http.ResponseWriter, _ *http.Request, _ int) { reply(w, http.StatusCreated, `{"id":1}`) })
+		if _, _, err := newTestClient(t, rec).Needs.CreateRef(t.Context(), nil); !errors.Is(err, ErrInvalid) {
+			t.Errorf("err = %v, want ErrInvalid", err)
+		}
+		if n := rec.count(); n != 0 {
+			t.Errorf("%d requests sent for a nil request, want 0", n)
+		}
+	})
 }

@@ -38,6 +38,8 @@
 //     All iterates over every page of it;
 //   - Create is POST on a collection, Update is PUT on an id, Delete is
 //     DELETE on an id;
+//   - CreateRef (on Stories, Events, Links, Needs) is Create reading back
+//     only the new item's id and self link, for callers that keep no more;
 //   - a sub-collection or action is named by the spec's own word:
 //     Subscribers.Unsubscribe, Subscribers.Interests,
 //     Segments.AddSubscriber, Segments.ListSubscribers,

@@ -103,18 +103,19 @@ func NewACS(c *acs.Client, opts ...ACSOption) *ACS {
 
 // Create implements [API.Create].
 func (a *ACS) Create(ctx context.Context, p *transform.Payload) (int64, error) {
-	var out *acs.Content
+	// Only the id is kept, so only the id is read from the answer.
+	var out *acs.Ref
 	var resp *acs.Response
 	var err error
 	switch p.Type {
 	case transform.TypeStory:
-		out, resp, err = a.c.Stories.Create(ctx, storyCreate(p))
+		out, resp, err = a.c.Stories.CreateRef(ctx, storyCreate(p))
 	case transform.TypeLink:
-		out, resp, err = a.c.Links.Create(ctx, linkCreate(p))
+		out, resp, err = a.c.Links.CreateRef(ctx, linkCreate(p))
 	case transform.TypeEvent:
-		out, resp, err = a.c.Events.Create(ctx, eventCreate(p))
+		out, resp, err = a.c.Events.CreateRef(ctx, eventCreate(p))
 	case transform.TypeNeed:
-		out, resp, err = a.c.Needs.Create(ctx, needCreate(p))
+		out, resp, err = a.c.Needs.CreateRef(ctx, needCreate(p))
 	default:
 		return 0, fmt.Errorf("create %q: %w: unknown content type %q", p.ExternalID, acs.ErrInvalid, p.Type)
 	}

@@ -91,40 +91,22 @@ func (s *Server) entryLocked() error {
 		st.dirty, st.tokensDirty = nil, false
 		return nil
 	}
-	e := journalEntry{NextID: st.next}
-	for r := range st.dirty {
-		rec := st.colls[r.coll][r.id]
-		if rec == nil {
-			e.Del = append(e.Del, journalRef{r.coll, r.id})
-			continue
-		}
-		dr, err := encodeRecord(r.coll, rec)
-		if err != nil {
-			return err
-		}
-		e.Put = append(e.Put, journalRecord{Coll: r.coll, diskRecord: dr})
-	}
-	if st.tokensDirty {
-		e.Tokens = []diskToken{}
-		for _, h := range sortedKeys(st.tokens) {
-			e.Tokens = append(e.Tokens, diskToken{SHA256: h, Expires: st.tokens[h]})
-		}
-	}
-	st.dirty, st.tokensDirty = nil, false
-	b, err := json.Marshal(e)
+	b, err := appendEntry(s.entryBuf[:0], st)
 	if err != nil {
-		return fmt.Errorf("encode journal entry: %w", err)
+		return err
 	}
+	s.entryBuf = b
+	st.dirty, st.tokensDirty = nil, false
 	return s.jr.append(b)
 }
 
-func journalLine(b []byte) []byte {
-	line := make([]byte, 0, len(b)+12)
-	line = append(line, "J "...)
-	line = strconv.AppendUint(line, uint64(crc32.ChecksumIEEE(b)), 16)
-	line = append(line, ' ')
-	line = append(line, b...)
-	return append(line, '\n')
+// appendLine appends the journal line of entry b to dst.
+func appendLine(dst, b []byte) []byte {
+	dst = append(dst, "J "...)
+	dst = strconv.AppendUint(dst, uint64(crc32.ChecksumIEEE(b)), 16)
+	dst = append(dst, ' ')
+	dst = append(dst, b...)
+	return append(dst, '\n')
 }
 
 func (j *journal) append(entry []byte) error {
@@ -133,10 +115,10 @@ func (j *journal) append(entry []byte) error {
 	if j.broken != nil {
 		return j.broken
 	}
-	line := journalLine(entry)
-	j.pending = append(j.pending, line...)
+	n := len(j.pending)
+	j.pending = appendLine(j.pending, entry)
 	j.appended++
-	j.size += int64(len(line))
+	j.size += int64(len(j.pending) - n)
 	return nil
 }
 

@@ -31,6 +31,9 @@ type Server struct {
 	mu sync.Mutex // guards st and the data file
 	st *state
 	jr *journal // nil without a data file
+	// entryBuf is where entryLocked encodes a journal entry, reused
+	// across writes; guarded by mu.
+	entryBuf []byte
 
 	reqMu    sync.Mutex // guards the request log, apart from mu so that logging never waits on disk
 	requests []Request  // ring buffer of at most opts.RequestLogSize

@@ -1,0 +1,183 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// appendEntry appends the JSON of a journal entry to dst: the document
+// json.Marshal makes of a journalEntry (same keys, same order), written
+// directly. Marshalling every field of a record, then the entry again
+// with its maps sorted, was most of the cost of a write's journal line.
+// Values of the types decodeValue returns are written here; any other
+// falls back to json.Marshal.
+func appendEntry(dst []byte, st *state) ([]byte, error) {
+	dst = append(dst, `{"next_id":{`...)
+	for i, seq := range sortedKeys(st.next) {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, seq)
+		dst = append(dst, ':')
+		dst = strconv.AppendInt(dst, st.next[seq], 10)
+	}
+	dst = append(dst, '}')
+	var puts, dels []ref
+	for r := range st.dirty {
+		if st.colls[r.coll][r.id] == nil {
+			dels = append(dels, r)
+		} else {
+			puts = append(puts, r)
+		}
+	}
+	if len(puts) > 0 {
+		dst = append(dst, `,"put":[`...)
+		for i, r := range puts {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = appendRecord(dst, r.coll, st.colls[r.coll][r.id]); err != nil {
+				return nil, err
+			}
+		}
+		dst = append(dst, ']')
+	}
+	if len(dels) > 0 {
+		dst = append(dst, `,"del":[`...)
+		for i, r := range dels {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"coll":`...)
+			dst = appendJSONString(dst, r.coll)
+			dst = append(dst, `,"id":`...)
+			dst = strconv.AppendInt(dst, r.id, 10)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	if st.tokensDirty {
+		// Rare (a token issued), so the general encoder will do.
+		toks := []diskToken{}
+		for _, h := range sortedKeys(st.tokens) {
+			toks = append(toks, diskToken{SHA256: h, Expires: st.tokens[h]})
+		}
+		b, err := json.Marshal(toks)
+		if err != nil {
+			return nil, fmt.Errorf("encode journal tokens: %w", err)
+		}
+		dst = append(dst, `,"tokens":`...)
+		dst = append(dst, b...)
+	}
+	return append(dst, '}'), nil
+}
+
+// appendRecord appends a journalRecord: the collection, then diskRecord's
+// fields.
+func appendRecord(dst []byte, coll string, r *record) ([]byte, error) {
+	dst = append(dst, `{"coll":`...)
+	dst = appendJSONString(dst, coll)
+	dst = append(dst, `,"id":`...)
+	dst = strconv.AppendInt(dst, r.ID, 10)
+	if r.Type != "" {
+		dst = append(dst, `,"type":`...)
+		dst = appendJSONString(dst, r.Type)
+	}
+	dst = append(dst, `,"date_modified_utc":`...)
+	dst = appendJSONString(dst, r.Modified)
+	dst = append(dst, `,"fields":{`...)
+	keys := make([]string, 0, 16)
+	for k := range r.Fields {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, k)
+		dst = append(dst, ':')
+		var err error
+		if dst, err = appendValue(dst, r.Fields[k]); err != nil {
+			return nil, fmt.Errorf("encode %s %d field %s: %w", coll, r.ID, k, err)
+		}
+	}
+	return append(dst, "}}"...), nil
+}
+
+func appendValue(dst []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case string:
+		return appendJSONString(dst, v), nil
+	case int64:
+		return strconv.AppendInt(dst, v, 10), nil
+	case bool:
+		return strconv.AppendBool(dst, v), nil
+	case []int64:
+		if v == nil {
+			return append(dst, "null"...), nil
+		}
+		dst = append(dst, '[')
+		for i, n := range v {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = strconv.AppendInt(dst, n, 10)
+		}
+		return append(dst, ']'), nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(dst, b...), nil
+}
+
+// appendJSONString appends s as a JSON string. Only what JSON requires is
+// escaped (quote, backslash, control characters); invalid UTF-8 becomes
+// U+FFFD, as encoding/json writes it.
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError || size != 1 {
+				i += size
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, `\n`...)
+		case '\r':
+			dst = append(dst, `\r`...)
+		case '\t':
+			dst = append(dst, `\t`...)
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		i++
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
