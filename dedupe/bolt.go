@@ -351,8 +351,29 @@ func (b *Bolt) Diff(ctx context.Context, feedID string, items []Item, v *Validat
 	if err := checkItems(feedID, items); err != nil {
 		return Diff{}, err
 	}
-	nowMS := ms(now)
 	op := "diff feed " + feedID
+	if len(items) > 0 {
+		// A feed never seen (its first poll) has nothing to refresh,
+		// sweep or fence, and its items are all new: a read answers,
+		// without the commit and fsync a write transaction costs. Its
+		// buckets are made by the Commit that follows.
+		var exists bool
+		err := b.view(ctx, op, func(tx *bolt.Tx) error {
+			exists = tx.Bucket(bFeeds).Bucket([]byte(feedID)) != nil
+			return nil
+		})
+		if err != nil {
+			return Diff{}, err
+		}
+		if !exists {
+			d := Diff{Status: make([]Status, len(items))}
+			for i := range d.Status {
+				d.Status[i] = StatusNew
+			}
+			return d, nil
+		}
+	}
+	nowMS := ms(now)
 	order := keyOrder(len(items), func(i int) string { return items[i].ExternalID })
 	spans := stepSpans(len(order), nil)
 	d := Diff{Status: make([]Status, len(items))}

@@ -163,7 +163,9 @@ func (b *Bolt) putAlias(bk, ex *bolt.Bucket, a Alias, reserve bool, nowMS int64)
 	if reserve {
 		since = nowMS
 	}
-	if raw := bk.Get(key); raw != nil {
+	raw := bk.Get(key)
+	var oldExp int64
+	if raw != nil {
 		old, exp, err := boltAlias(a.AliasFP, raw)
 		if err != nil {
 			return Alias{}, err
@@ -176,9 +178,7 @@ func (b *Bolt) putAlias(bk, ex *bolt.Bucket, a Alias, reserve bool, nowMS int64)
 				since = ms(old.Since)
 			}
 		}
-		if err := ex.Delete(aliasExpKey(exp, key)); err != nil {
-			return Alias{}, err
-		}
+		oldExp = exp
 	}
 	ttl := a.TTL
 	if ttl <= 0 {
@@ -189,13 +189,24 @@ func (b *Bolt) putAlias(bk, ex *bolt.Bucket, a Alias, reserve bool, nowMS int64)
 	if since != 0 {
 		val += "|" + strconv.FormatInt(since, 10)
 	}
-	if err := bk.Put(key, []byte(val+"|"+strconv.FormatInt(exp, 10))); err != nil {
+	val += "|" + strconv.FormatInt(exp, 10)
+	a.Since, a.Found = fromMS(since), true
+	if string(raw) == val {
+		// Stored as it is (a fetch puts the aliases it reserved a moment
+		// before, at the same time): a write would dirty the page anyway.
+		return a, nil
+	}
+	if raw != nil {
+		if err := ex.Delete(aliasExpKey(oldExp, key)); err != nil {
+			return Alias{}, err
+		}
+	}
+	if err := bk.Put(key, []byte(val)); err != nil {
 		return Alias{}, err
 	}
 	if err := ex.Put(aliasExpKey(exp, key), nil); err != nil {
 		return Alias{}, err
 	}
-	a.Since, a.Found = fromMS(since), true
 	return a, nil
 }
 
