@@ -264,7 +264,22 @@ func feedOf(tx *bolt.Tx, feedID string, create bool) (*feedBuckets, error) {
 			}
 		}
 	}
-	return &feedBuckets{rec: fb.Bucket(bRec), seen: fb.Bucket(bSeen), idx: fb.Bucket(bIdx), val: fb.Bucket(bVal)}, nil
+	return &feedBuckets{rec: fb.Bucket(bRec), seen: fb.Bucket(bSeen), idx: dense(fb.Bucket(bIdx)), val: fb.Bucket(bVal)}, nil
+}
+
+// appendFill is the fill of pages split in buckets whose keys start with
+// a time, so that new keys come last: bbolt splits a page at half its
+// size by default, which leaves every page behind such an append half
+// empty, and each commit writes twice the pages its new keys need.
+const appendFill = 0.9
+
+// dense sets appendFill on a bucket of a write transaction, where bbolt
+// keeps the handle (and its fill) until the commit.
+func dense(b *bolt.Bucket) *bolt.Bucket {
+	if b != nil && b.Writable() {
+		b.FillPercent = appendFill
+	}
+	return b
 }
 
 func u64(v int64) []byte {

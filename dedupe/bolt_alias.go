@@ -99,6 +99,7 @@ func (b *Bolt) PutAliases(ctx context.Context, aliases []Alias, now time.Time) e
 		if err != nil {
 			return err
 		}
+		dense(ex)
 		nowMS := ms(now)
 		// In key order (see keyOrder): a first sight of a 100,000-item
 		// feed puts as many aliases, and out of order that was quadratic.
@@ -133,6 +134,7 @@ func (b *Bolt) ReserveAliases(ctx context.Context, aliases []Alias, now time.Tim
 		if err != nil {
 			return err
 		}
+		dense(ex)
 		// In key order, as PutAliases: a first sight posting 100,000
 		// items reserves as many fingerprints in one transaction. The
 		// sort is stable, so of two aliases on one key the first given
