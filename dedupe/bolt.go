@@ -521,6 +521,12 @@ func (b *Bolt) sweep(tx *bolt.Tx, f *feedBuckets, feedID string, now, cutoff int
 // Commit implements [Store.Commit]: one transaction per step (steps.go),
 // changes taken in key order.
 func (b *Bolt) Commit(ctx context.Context, feedID string, changes []Change, v *Validators, now time.Time) ([]Outcome, error) {
+	return b.commit(ctx, feedID, changes, v, nil, now)
+}
+
+// commit is Commit, storing aliases (checked) in the last step's
+// transaction as PutAliases would.
+func (b *Bolt) commit(ctx context.Context, feedID string, changes []Change, v *Validators, aliases []Alias, now time.Time) ([]Outcome, error) {
 	if err := checkChanges(feedID, changes); err != nil {
 		return nil, err
 	}
@@ -535,7 +541,13 @@ func (b *Bolt) Commit(ctx context.Context, feedID string, changes []Change, v *V
 		}
 		last := si == len(spans)-1
 		if err := b.update(ctx, op, func(tx *bolt.Tx) error {
-			return b.commitStep(ctx, tx, feedID, changes, order[sp.lo:sp.hi], out, v, last, nowMS)
+			if err := b.commitStep(ctx, tx, feedID, changes, order[sp.lo:sp.hi], out, v, last, nowMS); err != nil {
+				return err
+			}
+			if last && len(aliases) > 0 {
+				return b.putAliasesTx(tx, aliases, nowMS)
+			}
+			return nil
 		}); err != nil {
 			if si > 0 {
 				return nil, fmt.Errorf("step %d of %d (the earlier steps are recorded): %w", si+1, len(spans), err)

@@ -20,7 +20,10 @@ var (
 // aliasPurge bounds the expired aliases one put deletes.
 const aliasPurge = DefaultSweepLimit
 
-var _ AliasIndex = (*Bolt)(nil)
+var (
+	_ AliasIndex     = (*Bolt)(nil)
+	_ AliasCommitter = (*Bolt)(nil)
+)
 
 func boltAliasKey(f AliasFP) []byte { return []byte(f.FeedID + "\x00" + f.FP) }
 
@@ -82,38 +85,47 @@ func (b *Bolt) LookupAliases(ctx context.Context, fps []AliasFP, now time.Time) 
 // PutAliases implements [AliasIndex] in one transaction, which also purges
 // a bounded number of expired aliases.
 func (b *Bolt) PutAliases(ctx context.Context, aliases []Alias, now time.Time) error {
-	for _, a := range aliases {
-		if err := checkAlias(a); err != nil {
-			return err
-		}
+	if err := CheckAliases(aliases); err != nil {
+		return err
 	}
 	if len(aliases) == 0 {
 		return nil
 	}
-	return b.update(ctx, "put aliases", func(tx *bolt.Tx) error {
-		bk, err := tx.CreateBucketIfNotExists(bAliases)
-		if err != nil {
+	return b.update(ctx, "put aliases", func(tx *bolt.Tx) error { return b.putAliasesTx(tx, aliases, ms(now)) })
+}
+
+// CommitAliases implements [AliasCommitter]: the aliases are put in the
+// transaction of Commit's last step.
+func (b *Bolt) CommitAliases(ctx context.Context, feedID string, changes []Change, v *Validators, aliases []Alias, now time.Time) ([]Outcome, error) {
+	if err := CheckAliases(aliases); err != nil {
+		return nil, err
+	}
+	return b.commit(ctx, feedID, changes, v, aliases, now)
+}
+
+// putAliasesTx is PutAliases (aliases checked) inside a write transaction.
+func (b *Bolt) putAliasesTx(tx *bolt.Tx, aliases []Alias, nowMS int64) error {
+	bk, err := tx.CreateBucketIfNotExists(bAliases)
+	if err != nil {
+		return err
+	}
+	ex, err := tx.CreateBucketIfNotExists(bAliasExp)
+	if err != nil {
+		return err
+	}
+	dense(ex)
+	// In key order (see keyOrder): a first sight of a 100,000-item feed
+	// puts as many aliases, and out of order that was quadratic.
+	keys := make([]string, len(aliases))
+	for i, a := range aliases {
+		keys[i] = string(boltAliasKey(a.AliasFP))
+	}
+	for _, i := range keyOrder(len(aliases), func(i int) string { return keys[i] }) {
+		if _, err := b.putAlias(bk, ex, aliases[i], false, nowMS); err != nil {
 			return err
 		}
-		ex, err := tx.CreateBucketIfNotExists(bAliasExp)
-		if err != nil {
-			return err
-		}
-		dense(ex)
-		nowMS := ms(now)
-		// In key order (see keyOrder): a first sight of a 100,000-item
-		// feed puts as many aliases, and out of order that was quadratic.
-		keys := make([]string, len(aliases))
-		for i, a := range aliases {
-			keys[i] = string(boltAliasKey(a.AliasFP))
-		}
-		for _, i := range keyOrder(len(aliases), func(i int) string { return keys[i] }) {
-			if _, err := b.putAlias(bk, ex, aliases[i], false, nowMS); err != nil {
-				return err
-			}
-		}
-		return purgeAliases(ex, bk, nowMS)
-	})
+	}
+	return purgeAliases(ex, bk, nowMS)
 }
 
 // ReserveAliases implements [AliasIndex] in one transaction.
