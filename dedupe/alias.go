@@ -47,6 +47,29 @@ type AliasIndex interface {
 	ReserveAliases(ctx context.Context, aliases []Alias, now time.Time) ([]Alias, error)
 }
 
+// AliasCommitter is a store that records a fetch's aliases with its
+// changes. On bbolt that saves a commit, and its fsync, per fetch with
+// something new; on Redis a separate PutAliases costs the same, and the
+// Redis store does not implement it.
+type AliasCommitter interface {
+	// CommitAliases is [Store.Commit] followed by PutAliases(aliases,
+	// now), the aliases stored atomically with Commit's last step. An
+	// invalid alias (see [CheckAliases]) fails the call before anything
+	// is written.
+	CommitAliases(ctx context.Context, feedID string, changes []Change, v *Validators, aliases []Alias, now time.Time) ([]Outcome, error)
+}
+
+// CheckAliases returns the error PutAliases gives for aliases it refuses
+// (ErrInvalid: a malformed fingerprint, target, type or data).
+func CheckAliases(aliases []Alias) error {
+	for _, a := range aliases {
+		if err := checkAlias(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // AliasFP names one fingerprint.
 type AliasFP struct {
 	// FeedID scopes the fingerprint to one feed; empty makes it one across

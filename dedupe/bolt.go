@@ -264,7 +264,22 @@ func feedOf(tx *bolt.Tx, feedID string, create bool) (*feedBuckets, error) {
 			}
 		}
 	}
-	return &feedBuckets{rec: fb.Bucket(bRec), seen: fb.Bucket(bSeen), idx: fb.Bucket(bIdx), val: fb.Bucket(bVal)}, nil
+	return &feedBuckets{rec: fb.Bucket(bRec), seen: fb.Bucket(bSeen), idx: dense(fb.Bucket(bIdx)), val: fb.Bucket(bVal)}, nil
+}
+
+// appendFill is the fill of pages split in buckets whose keys start with
+// a time, so that new keys come last: bbolt splits a page at half its
+// size by default, which leaves every page behind such an append half
+// empty, and each commit writes twice the pages its new keys need.
+const appendFill = 0.9
+
+// dense sets appendFill on a bucket of a write transaction, where bbolt
+// keeps the handle (and its fill) until the commit.
+func dense(b *bolt.Bucket) *bolt.Bucket {
+	if b != nil && b.Writable() {
+		b.FillPercent = appendFill
+	}
+	return b
 }
 
 func u64(v int64) []byte {
@@ -351,8 +366,29 @@ func (b *Bolt) Diff(ctx context.Context, feedID string, items []Item, v *Validat
 	if err := checkItems(feedID, items); err != nil {
 		return Diff{}, err
 	}
-	nowMS := ms(now)
 	op := "diff feed " + feedID
+	if len(items) > 0 {
+		// A feed never seen (its first poll) has nothing to refresh,
+		// sweep or fence, and its items are all new: a read answers,
+		// without the commit and fsync a write transaction costs. Its
+		// buckets are made by the Commit that follows.
+		var exists bool
+		err := b.view(ctx, op, func(tx *bolt.Tx) error {
+			exists = tx.Bucket(bFeeds).Bucket([]byte(feedID)) != nil
+			return nil
+		})
+		if err != nil {
+			return Diff{}, err
+		}
+		if !exists {
+			d := Diff{Status: make([]Status, len(items))}
+			for i := range d.Status {
+				d.Status[i] = StatusNew
+			}
+			return d, nil
+		}
+	}
+	nowMS := ms(now)
 	order := keyOrder(len(items), func(i int) string { return items[i].ExternalID })
 	spans := stepSpans(len(order), nil)
 	d := Diff{Status: make([]Status, len(items))}
@@ -485,6 +521,12 @@ func (b *Bolt) sweep(tx *bolt.Tx, f *feedBuckets, feedID string, now, cutoff int
 // Commit implements [Store.Commit]: one transaction per step (steps.go),
 // changes taken in key order.
 func (b *Bolt) Commit(ctx context.Context, feedID string, changes []Change, v *Validators, now time.Time) ([]Outcome, error) {
+	return b.commit(ctx, feedID, changes, v, nil, now)
+}
+
+// commit is Commit, storing aliases (checked) in the last step's
+// transaction as PutAliases would.
+func (b *Bolt) commit(ctx context.Context, feedID string, changes []Change, v *Validators, aliases []Alias, now time.Time) ([]Outcome, error) {
 	if err := checkChanges(feedID, changes); err != nil {
 		return nil, err
 	}
@@ -499,7 +541,13 @@ func (b *Bolt) Commit(ctx context.Context, feedID string, changes []Change, v *V
 		}
 		last := si == len(spans)-1
 		if err := b.update(ctx, op, func(tx *bolt.Tx) error {
-			return b.commitStep(ctx, tx, feedID, changes, order[sp.lo:sp.hi], out, v, last, nowMS)
+			if err := b.commitStep(ctx, tx, feedID, changes, order[sp.lo:sp.hi], out, v, last, nowMS); err != nil {
+				return err
+			}
+			if last && len(aliases) > 0 {
+				return b.putAliasesTx(tx, aliases, nowMS)
+			}
+			return nil
 		}); err != nil {
 			if si > 0 {
 				return nil, fmt.Errorf("step %d of %d (the earlier steps are recorded): %w", si+1, len(spans), err)

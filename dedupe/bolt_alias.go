@@ -20,7 +20,10 @@ var (
 // aliasPurge bounds the expired aliases one put deletes.
 const aliasPurge = DefaultSweepLimit
 
-var _ AliasIndex = (*Bolt)(nil)
+var (
+	_ AliasIndex     = (*Bolt)(nil)
+	_ AliasCommitter = (*Bolt)(nil)
+)
 
 func boltAliasKey(f AliasFP) []byte { return []byte(f.FeedID + "\x00" + f.FP) }
 
@@ -82,37 +85,47 @@ func (b *Bolt) LookupAliases(ctx context.Context, fps []AliasFP, now time.Time) 
 // PutAliases implements [AliasIndex] in one transaction, which also purges
 // a bounded number of expired aliases.
 func (b *Bolt) PutAliases(ctx context.Context, aliases []Alias, now time.Time) error {
-	for _, a := range aliases {
-		if err := checkAlias(a); err != nil {
-			return err
-		}
+	if err := CheckAliases(aliases); err != nil {
+		return err
 	}
 	if len(aliases) == 0 {
 		return nil
 	}
-	return b.update(ctx, "put aliases", func(tx *bolt.Tx) error {
-		bk, err := tx.CreateBucketIfNotExists(bAliases)
-		if err != nil {
+	return b.update(ctx, "put aliases", func(tx *bolt.Tx) error { return b.putAliasesTx(tx, aliases, ms(now)) })
+}
+
+// CommitAliases implements [AliasCommitter]: the aliases are put in the
+// transaction of Commit's last step.
+func (b *Bolt) CommitAliases(ctx context.Context, feedID string, changes []Change, v *Validators, aliases []Alias, now time.Time) ([]Outcome, error) {
+	if err := CheckAliases(aliases); err != nil {
+		return nil, err
+	}
+	return b.commit(ctx, feedID, changes, v, aliases, now)
+}
+
+// putAliasesTx is PutAliases (aliases checked) inside a write transaction.
+func (b *Bolt) putAliasesTx(tx *bolt.Tx, aliases []Alias, nowMS int64) error {
+	bk, err := tx.CreateBucketIfNotExists(bAliases)
+	if err != nil {
+		return err
+	}
+	ex, err := tx.CreateBucketIfNotExists(bAliasExp)
+	if err != nil {
+		return err
+	}
+	dense(ex)
+	// In key order (see keyOrder): a first sight of a 100,000-item feed
+	// puts as many aliases, and out of order that was quadratic.
+	keys := make([]string, len(aliases))
+	for i, a := range aliases {
+		keys[i] = string(boltAliasKey(a.AliasFP))
+	}
+	for _, i := range keyOrder(len(aliases), func(i int) string { return keys[i] }) {
+		if _, err := b.putAlias(bk, ex, aliases[i], false, nowMS); err != nil {
 			return err
 		}
-		ex, err := tx.CreateBucketIfNotExists(bAliasExp)
-		if err != nil {
-			return err
-		}
-		nowMS := ms(now)
-		// In key order (see keyOrder): a first sight of a 100,000-item
-		// feed puts as many aliases, and out of order that was quadratic.
-		keys := make([]string, len(aliases))
-		for i, a := range aliases {
-			keys[i] = string(boltAliasKey(a.AliasFP))
-		}
-		for _, i := range keyOrder(len(aliases), func(i int) string { return keys[i] }) {
-			if _, err := b.putAlias(bk, ex, aliases[i], false, nowMS); err != nil {
-				return err
-			}
-		}
-		return purgeAliases(ex, bk, nowMS)
-	})
+	}
+	return purgeAliases(ex, bk, nowMS)
 }
 
 // ReserveAliases implements [AliasIndex] in one transaction.
@@ -133,6 +146,7 @@ func (b *Bolt) ReserveAliases(ctx context.Context, aliases []Alias, now time.Tim
 		if err != nil {
 			return err
 		}
+		dense(ex)
 		// In key order, as PutAliases: a first sight posting 100,000
 		// items reserves as many fingerprints in one transaction. The
 		// sort is stable, so of two aliases on one key the first given
@@ -163,7 +177,9 @@ func (b *Bolt) putAlias(bk, ex *bolt.Bucket, a Alias, reserve bool, nowMS int64)
 	if reserve {
 		since = nowMS
 	}
-	if raw := bk.Get(key); raw != nil {
+	raw := bk.Get(key)
+	var oldExp int64
+	if raw != nil {
 		old, exp, err := boltAlias(a.AliasFP, raw)
 		if err != nil {
 			return Alias{}, err
@@ -176,9 +192,7 @@ func (b *Bolt) putAlias(bk, ex *bolt.Bucket, a Alias, reserve bool, nowMS int64)
 				since = ms(old.Since)
 			}
 		}
-		if err := ex.Delete(aliasExpKey(exp, key)); err != nil {
-			return Alias{}, err
-		}
+		oldExp = exp
 	}
 	ttl := a.TTL
 	if ttl <= 0 {
@@ -189,13 +203,24 @@ func (b *Bolt) putAlias(bk, ex *bolt.Bucket, a Alias, reserve bool, nowMS int64)
 	if since != 0 {
 		val += "|" + strconv.FormatInt(since, 10)
 	}
-	if err := bk.Put(key, []byte(val+"|"+strconv.FormatInt(exp, 10))); err != nil {
+	val += "|" + strconv.FormatInt(exp, 10)
+	a.Since, a.Found = fromMS(since), true
+	if string(raw) == val {
+		// Stored as it is (a fetch puts the aliases it reserved a moment
+		// before, at the same time): a write would dirty the page anyway.
+		return a, nil
+	}
+	if raw != nil {
+		if err := ex.Delete(aliasExpKey(oldExp, key)); err != nil {
+			return Alias{}, err
+		}
+	}
+	if err := bk.Put(key, []byte(val)); err != nil {
 		return Alias{}, err
 	}
 	if err := ex.Put(aliasExpKey(exp, key), nil); err != nil {
 		return Alias{}, err
 	}
-	a.Since, a.Found = fromMS(since), true
 	return a, nil
 }
 

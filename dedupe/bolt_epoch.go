@@ -17,7 +17,21 @@ var (
 func (b *Bolt) Epoch(ctx context.Context) (string, bool, error) {
 	var id string
 	var created bool
-	err := b.update(ctx, "epoch marker", func(tx *bolt.Tx) error {
+	// Read first: the marker is written once per file, and a write
+	// transaction costs a commit and an fsync even when it changes nothing
+	// (a pass asks once per feed).
+	err := b.view(ctx, "epoch marker", func(tx *bolt.Tx) error {
+		if bk := tx.Bucket(bStore); bk != nil {
+			if v := bk.Get(kEpochID); v != nil {
+				id = string(v)
+			}
+		}
+		return nil
+	})
+	if err != nil || id != "" {
+		return id, false, err
+	}
+	err = b.update(ctx, "epoch marker", func(tx *bolt.Tx) error {
 		bk, err := tx.CreateBucketIfNotExists(bStore)
 		if err != nil {
 			return err

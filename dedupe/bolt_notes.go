@@ -37,10 +37,10 @@ func (b *Bolt) SetNote(ctx context.Context, feedID, name string, data []byte) er
 	if err := checkNote(feedID, name); err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	err := b.db.Update(func(tx *bolt.Tx) error {
+	// Group-committed with the store's other writes (a fetch with news
+	// sets one): a transaction of its own cost a commit and its fsyncs,
+	// and held the writer lock from the committer meanwhile.
+	err := b.update(ctx, "set note", func(tx *bolt.Tx) error {
 		bk, err := tx.CreateBucketIfNotExists(bNotes)
 		if err != nil {
 			return err

@@ -21,7 +21,7 @@ func (m meta) encode() []byte {
 type outbox struct{ due, dueX, dead, data, meta, runs, claims *bolt.Bucket }
 
 func outboxOf(tx *bolt.Tx) outbox {
-	return outbox{tx.Bucket(bDue), tx.Bucket(bDueX), tx.Bucket(bDead), tx.Bucket(bData), tx.Bucket(bMeta), tx.Bucket(bRuns), tx.Bucket(bClaims)}
+	return outbox{dense(tx.Bucket(bDue)), tx.Bucket(bDueX), tx.Bucket(bDead), tx.Bucket(bData), tx.Bucket(bMeta), tx.Bucket(bRuns), tx.Bucket(bClaims)}
 }
 
 // run returns the entry's run of like failures (see Settlement.Run).

@@ -435,8 +435,21 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 		changes = append(changes, dedupe.Change{ExternalID: kept[i].ExternalID, Hash: kept[i].Hash, Type: kept[i].Type, Action: a, Data: data})
 	}
 	changes = append(changes, repostChanges...)
+	// A store that can (bbolt) records the aliases with the commit: one
+	// commit and fsync fewer. Aliases it would refuse are put apart, as
+	// before, so that they cost matching only, never the commit.
+	var aliases []dedupe.Alias
+	ac, withAliases := p.store.(dedupe.AliasCommitter)
+	if withAliases && plan != nil {
+		aliases = aliasesOf(feedID, kept, d.Status, plan, o.Reposts)
+		withAliases = dedupe.CheckAliases(aliases) == nil
+	}
 	var out []dedupe.Outcome
 	err = p.storeOp(ctx, "commit", func(ctx context.Context) (err error) {
+		if withAliases && len(aliases) > 0 {
+			out, err = ac.CommitAliases(ctx, feedID, changes, &v, aliases, now)
+			return err
+		}
 		out, err = p.store.Commit(ctx, feedID, changes, &v, now)
 		return err
 	})
@@ -444,7 +457,7 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 		return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
 	}
 	p.saveICalNote(ctx, feedID, icalNote)
-	if plan != nil {
+	if plan != nil && !withAliases {
 		p.saveAliases(ctx, ai, feedID, kept, d.Status, plan, o.Reposts, now)
 	}
 	if reconciling {
