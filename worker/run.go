@@ -183,8 +183,8 @@ func (w *Worker) Once(ctx context.Context) (Summary, error) {
 	drained := make(chan error, 1)
 	go func() { drained <- w.pub.DrainWhile(ctx, polled) }()
 	// The history is written as the pass goes, as in Run: held to the end,
-	// a large pass's records would pile up in memory (a quarter of the
-	// heap at 5,000 feeds) and those past the recorder's bound be lost.
+	// a large pass's records would pile up in memory (half the live heap
+	// at 5,000 feeds) and those past the recorder's bound be lost.
 	hctx, stopHistory := context.WithCancel(ctx)
 	var hist sync.WaitGroup
 	hist.Go(func() { _ = w.hist.rec.Run(hctx) })
