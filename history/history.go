@@ -85,7 +85,8 @@ type Item struct {
 	// in the feed, Unix ms.
 	FirstSeen int64 `json:"f0"`
 	LastSeen  int64 `json:"f1,omitempty"`
-	// Digest is a short hash per mapped field, to name what changed.
+	// Digest is a short hash per group of mapped fields, to name what
+	// changed: the stored form of a Digest (see Digest.Map).
 	Digest map[string]string `json:"dg,omitempty"`
 	// Events are the item's fates, oldest first, the last MaxEvents.
 	Events []Event `json:"ev"`
@@ -138,9 +139,9 @@ type Update struct {
 	Link  string `json:"l,omitempty"`
 	GUID  string `json:"g,omitempty"`
 	// Seen is set when a poll found the item (it moves LastSeen).
-	Seen   bool              `json:"seen,omitempty"`
-	Digest map[string]string `json:"dg,omitempty"`
-	Event  Event             `json:"e"`
+	Seen   bool   `json:"seen,omitempty"`
+	Digest Digest `json:"dg,omitzero"`
+	Event  Event  `json:"e"`
 }
 
 // Poll is one poll of a feed.
@@ -279,11 +280,18 @@ func merge(cur *Item, u Update, maxEvents int) *Item {
 		rec.LastSeen = u.Event.At
 	}
 	e := u.Event
-	if u.Digest != nil {
-		if rec.Digest != nil && e.Kind == Changed {
-			e.Fields = changedFields(rec.Digest, u.Digest)
+	if !u.Digest.IsZero() {
+		var changed []string
+		if rec.Digest != nil {
+			changed = changedFields(rec.Digest, u.Digest)
+			if e.Kind == Changed {
+				e.Fields = changed
+			}
 		}
-		rec.Digest = u.Digest
+		// Converted only when it differs: most updates repeat the digest.
+		if rec.Digest == nil || len(changed) > 0 {
+			rec.Digest = u.Digest.Map()
+		}
 	}
 	if n := len(rec.Events); n > 0 && same(rec.Events[n-1], e) {
 		last := &rec.Events[n-1]
@@ -303,22 +311,6 @@ func merge(cur *Item, u Update, maxEvents int) *Item {
 func same(last, e Event) bool {
 	return last.Kind == e.Kind && last.Detail == e.Detail && last.ContentID == e.ContentID &&
 		last.Status == e.Status && last.Attempt == e.Attempt && len(e.Fields) == 0 && len(last.Fields) == 0
-}
-
-func changedFields(old, cur map[string]string) []string {
-	var f []string
-	for k, v := range cur {
-		if old[k] != v {
-			f = append(f, k)
-		}
-	}
-	for k := range old {
-		if _, ok := cur[k]; !ok {
-			f = append(f, k)
-		}
-	}
-	slices.Sort(f)
-	return f
 }
 
 // hourOf is the start of t's hour, Unix ms.

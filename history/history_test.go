@@ -40,12 +40,22 @@ var t0 = time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 
 func ms(d time.Duration) int64 { return t0.Add(d).UnixMilli() }
 
+// digestOf is a Digest with the given sums, every other group's 0.
+func digestOf(sums map[history.Field]uint32) history.Digest {
+	var d history.Digest
+	d.Set(history.FieldType, 0)
+	for f, v := range sums {
+		d.Set(f, v)
+	}
+	return d
+}
+
 func TestFatesOfOneItem(t *testing.T) {
 	t.Parallel()
 	stores(t, history.Limits{}, func(t *testing.T, s history.Store, rc *redis.Client) {
 		ctx := t.Context()
-		dg1 := map[string]string{"title": "aa", "body": "bb", "image": "cc"}
-		dg2 := map[string]string{"title": "a2", "body": "bb", "link": "dd"}
+		dg1 := digestOf(map[history.Field]uint32{history.FieldTitle: 0xaa, history.FieldBody: 0xbb, history.FieldImage: 0xcc})
+		dg2 := digestOf(map[history.Field]uint32{history.FieldTitle: 0xa2, history.FieldBody: 0xbb, history.FieldLink: 0xdd})
 		steps := []history.Update{
 			{ID: "x1", Title: "First", Link: "https://e.com/1", GUID: "g1", Seen: true, Digest: dg1, Event: history.Event{Kind: history.Queued, At: ms(0)}},
 			{ID: "x1", Event: history.Event{Kind: history.Retrying, At: ms(time.Second), Attempt: 1, Status: 503, Next: ms(3 * time.Second), Detail: "503 Service Unavailable"}},
@@ -67,7 +77,7 @@ func TestFatesOfOneItem(t *testing.T) {
 		}
 		want := []history.Item{{
 			ID: "x1", Title: "First, fixed", Link: "https://e.com/1", GUID: "g1",
-			FirstSeen: ms(0), LastSeen: ms(3 * time.Minute), Digest: dg2,
+			FirstSeen: ms(0), LastSeen: ms(3 * time.Minute), Digest: dg2.Map(),
 			Events: []history.Event{
 				{Kind: history.Queued, At: ms(0)},
 				{Kind: history.Retrying, At: ms(time.Second), Attempt: 1, Status: 503, Next: ms(3 * time.Second), Detail: "503 Service Unavailable"},

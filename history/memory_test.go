@@ -19,9 +19,9 @@ func fullFeed(feed string) []history.Batch {
 	for p := range history.DefaultItems {
 		at := ms(time.Duration(p) * 15 * time.Minute)
 		id := fmt.Sprintf("%s-%016x", feed, p*7919)
-		dg := map[string]string{}
-		for _, f := range []string{"title", "summary", "body", "image", "link", "dates", "categories", "type"} {
-			dg[f] = fmt.Sprintf("%08x", p)
+		var dg history.Digest
+		for f := history.FieldType; f <= history.FieldNeed; f++ {
+			dg.Set(f, uint32(p*7919+int(f)))
 		}
 		up := history.Update{
 			ID: id, Title: strings.Repeat("T", 70), GUID: "https://example.com/?p=" + fmt.Sprint(100000+p),

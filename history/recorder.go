@@ -11,15 +11,23 @@ import (
 
 // Recorder collects history from the pipeline without ever holding it up:
 // recording only appends to memory (dropping, and counting, what does not
-// fit), and Run writes what was collected every FlushEvery in one store
-// round trip for all feeds. A failed write is counted and logged, never
-// returned to a poll or a delivery.
+// fit), and Run writes what was collected every FlushEvery, or sooner once
+// a quarter of MaxPending waits, in one store round trip for all feeds. A
+// failed write is counted and logged, never returned to a poll or a
+// delivery.
 type Recorder struct {
 	store Store
 	log   *slog.Logger
 	every time.Duration
 	max   int
 	now   func() time.Time
+	// kick asks Run for an early write; soon is the count that sends it.
+	kick chan struct{}
+	soon int
+
+	// flushing keeps writes in the order their records were taken: a
+	// later one may carry the same item's next fate.
+	flushing sync.Mutex
 
 	mu      sync.Mutex
 	pending map[string]*Batch
@@ -39,7 +47,9 @@ type RecorderOptions struct {
 	// FlushEvery is how often Run writes (default 1s).
 	FlushEvery time.Duration
 	// MaxPending bounds the records held between writes (default 50000);
-	// beyond it new ones are dropped and counted.
+	// beyond it new ones are dropped and counted. Run writes early once a
+	// quarter of it waits, so only a store slower than the pipeline
+	// reaches it.
 	MaxPending int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
@@ -61,6 +71,7 @@ func NewRecorder(store Store, o RecorderOptions) *Recorder {
 	}
 	r := &Recorder{
 		store: store, log: o.Logger, every: o.FlushEvery, max: o.MaxPending, now: o.Now,
+		kick: make(chan struct{}, 1), soon: max(o.MaxPending/4, 1),
 		pending: map[string]*Batch{}, hours: map[int64]Hour{}, outbox: -1,
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "feedworker_history_dropped_total",
@@ -93,13 +104,20 @@ func (r *Recorder) batchLocked(feedID string) *Batch {
 	return b
 }
 
-// room reports whether n more records fit, counting those that do not.
+// room reports whether n more records fit, counting those that do not,
+// and asks Run for an early write when many wait.
 func (r *Recorder) roomLocked(n int) bool {
 	if r.n+n > r.max {
 		r.dropped.WithLabelValues("full").Add(float64(n))
 		return false
 	}
 	r.n += n
+	if r.n >= r.soon {
+		select {
+		case r.kick <- struct{}{}:
+		default: // already asked
+		}
+	}
 	return true
 }
 
@@ -154,8 +172,8 @@ func (r *Recorder) Outbox(depth int) {
 	r.mu.Unlock()
 }
 
-// Run writes what was recorded every FlushEvery until ctx ends, then once
-// more.
+// Run writes what was recorded every FlushEvery, and when many records
+// wait, until ctx ends, then once more.
 func (r *Recorder) Run(ctx context.Context) error {
 	t := time.NewTicker(r.every)
 	defer t.Stop()
@@ -168,12 +186,17 @@ func (r *Recorder) Run(ctx context.Context) error {
 			return nil
 		case <-t.C:
 			r.Flush(ctx)
+		case <-r.kick:
+			r.Flush(ctx)
 		}
 	}
 }
 
-// Flush writes what is pending now. A failure drops it (counted, logged).
+// Flush writes what is pending now, after any write in progress. A failure
+// drops it (counted, logged).
 func (r *Recorder) Flush(ctx context.Context) {
+	r.flushing.Lock()
+	defer r.flushing.Unlock()
 	r.mu.Lock()
 	if r.n == 0 && len(r.hours) == 0 && r.outbox < 0 {
 		r.mu.Unlock()

@@ -1,6 +1,8 @@
 package history_test
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +39,69 @@ feedworker_history_writes_total{result="error"} 1
 feedworker_history_writes_total{result="ok"} 0
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want)); err != nil {
+		t.Error(err)
+	}
+}
+
+// countingStore is a Store whose writes count records and report each
+// write on wrote.
+type countingStore struct {
+	history.Store
+	wrote chan int
+}
+
+func (s countingStore) Write(_ context.Context, batches []history.Batch, _ map[int64]history.Hour, _ int, _ time.Time) error {
+	n := 0
+	for _, b := range batches {
+		n += len(b.Items) + len(b.Polls)
+	}
+	s.wrote <- n
+	return nil
+}
+
+// TestRecorderWritesWhenManyWait: once a quarter of MaxPending waits, Run
+// writes without waiting for FlushEvery (an hour here), so a pass that
+// records more than MaxPending in all, in steps the writes keep up with,
+// loses none.
+func TestRecorderWritesWhenManyWait(t *testing.T) {
+	t.Parallel()
+	st := countingStore{wrote: make(chan int, 1)}
+	reg := prometheus.NewPedanticRegistry()
+	r := history.NewRecorder(st, history.RecorderOptions{Registerer: reg, MaxPending: 8, FlushEvery: time.Hour})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = r.Run(ctx) }()
+	// Waits end at the test binary's deadline, not at a guessed time.
+	wait := t.Context()
+	if dl, ok := t.Deadline(); ok {
+		var stop context.CancelFunc
+		wait, stop = context.WithDeadline(wait, dl.Add(-time.Second))
+		defer stop()
+	}
+	written := 0
+	for step := range 5 {
+		// Two records: a quarter of the bound.
+		r.Items("a", []history.Update{{ID: fmt.Sprint(step), Event: history.Event{Kind: history.Queued, At: ms(0)}},
+			{ID: fmt.Sprint(step), Event: history.Event{Kind: history.Published, At: ms(0)}}})
+		select {
+		case n := <-st.wrote:
+			written += n
+		case <-wait.Done():
+			t.Fatalf("step %d: no write before the test's deadline", step)
+		}
+	}
+	cancel()
+	<-done
+	if written != 10 {
+		t.Errorf("%d records written, want 10", written)
+	}
+	want := `
+# HELP feedworker_history_dropped_total History records (item fates and polls) not kept, by reason: full (too many waiting for a write), error (the write failed).
+# TYPE feedworker_history_dropped_total counter
+feedworker_history_dropped_total{reason="error"} 0
+feedworker_history_dropped_total{reason="full"} 0
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "feedworker_history_dropped_total"); err != nil {
 		t.Error(err)
 	}
 }

@@ -204,34 +204,35 @@ func (r *recorder) Polled(feedID string, p feeds.PollRecord) {
 
 // digest is a short hash per group of mapped fields, so the history can
 // name what changed in an update. 24 bits each: a diagnostic, not a proof.
-func digest(pl *transform.Payload) map[string]string {
+// It is kept as numbers until the history is written (history.Digest).
+func digest(pl *transform.Payload) history.Digest {
 	// Each value is hashed as json.Marshal writes it, streamed into the
 	// hash rather than marshalled into a fresh slice: the same digests as
 	// before, without a copy of every body.
 	f := fnv.New32a()
 	enc := json.NewEncoder(lineless{f})
-	h := func(vs ...any) string {
+	var d history.Digest
+	h := func(g history.Field, vs ...any) {
 		f.Reset()
 		for _, v := range vs {
 			_ = enc.Encode(v)
 			f.Write([]byte{0})
 		}
-		return fmt.Sprintf("%06x", f.Sum32()&0xffffff)
+		d.Set(g, f.Sum32())
 	}
-	return map[string]string{
-		"type":       h(pl.Type),
-		"title":      h(pl.Title),
-		"summary":    h(pl.Summary),
-		"body":       h(pl.Body),
-		"image":      h(pl.ImageURL),
-		"link":       h(pl.ExternalURL, pl.MoreButtonText),
-		"dates":      h(pl.PublishDate, pl.ExpirationDate, pl.PriorityUntil),
-		"categories": h(pl.CategoryIDs, pl.CategoryNames),
-		"settings": h(pl.AuthorID, pl.PriorityID, pl.StatusID, pl.Segments, pl.Private, pl.ExclusiveToSegment,
-			pl.AvailableInPartner, pl.EnableComments, pl.EnableLinkTracking, pl.Evergreen),
-		"event": h(pl.Event),
-		"need":  h(pl.Need),
-	}
+	h(history.FieldType, pl.Type)
+	h(history.FieldTitle, pl.Title)
+	h(history.FieldSummary, pl.Summary)
+	h(history.FieldBody, pl.Body)
+	h(history.FieldImage, pl.ImageURL)
+	h(history.FieldLink, pl.ExternalURL, pl.MoreButtonText)
+	h(history.FieldDates, pl.PublishDate, pl.ExpirationDate, pl.PriorityUntil)
+	h(history.FieldCategories, pl.CategoryIDs, pl.CategoryNames)
+	h(history.FieldSettings, pl.AuthorID, pl.PriorityID, pl.StatusID, pl.Segments, pl.Private, pl.ExclusiveToSegment,
+		pl.AvailableInPartner, pl.EnableComments, pl.EnableLinkTracking, pl.Evergreen)
+	h(history.FieldEvent, pl.Event)
+	h(history.FieldNeed, pl.Need)
+	return d
 }
 
 // lineless writes to w what json.Encoder writes without the newline it

@@ -182,10 +182,20 @@ func (w *Worker) Once(ctx context.Context) (Summary, error) {
 	polled := make(chan struct{})
 	drained := make(chan error, 1)
 	go func() { drained <- w.pub.DrainWhile(ctx, polled) }()
+	// The history is written as the pass goes, as in Run: held to the end,
+	// a large pass's records would pile up in memory (half the live heap
+	// at 5,000 feeds) and those past the recorder's bound be lost.
+	hctx, stopHistory := context.WithCancel(ctx)
+	var hist sync.WaitGroup
+	hist.Go(func() { _ = w.hist.rec.Run(hctx) })
+	// What is left is written once the deliveries are done.
+	defer func() {
+		stopHistory()
+		hist.Wait()
+		w.flushHistory(ctx)
+	}()
 	results := w.poller.PollAll(ctx)
 	close(polled)
-	// The pass's history is written once the deliveries are done.
-	defer w.flushHistory(ctx)
 	var failed []string
 	for _, r := range results {
 		if r.Err != nil {

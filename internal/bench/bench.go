@@ -527,6 +527,7 @@ func (e *env) cycle(ctx context.Context, n int, cfg string) (Cycle, error) {
 		Updated:         int(api.updated),
 		Polls:           wr.Polls,
 		RedisRoundTrips: wr.RedisRoundTrips,
+		HistoryDropped:  wr.HistoryDropped,
 	}
 	if e.store == StoreRedis && o.RedisStats {
 		if c.Redis, err = redisStats(ctx, e.rc, e.prefix, e.redisBase, redis0); err != nil {

@@ -54,6 +54,9 @@ type Cycle struct {
 	// items created or updated (zero when none).
 	RoundTripsPerPoll float64 `json:"redis_round_trips_per_poll"`
 	RoundTripsPerItem float64 `json:"redis_round_trips_per_item"`
+	// HistoryDropped counts the history records (item fates, polls) the
+	// worker did not keep: too many waiting for a write, or a failed one.
+	HistoryDropped int64 `json:"history_dropped"`
 	// DeliveredRate is confirmed writes per second between the first and
 	// the last one; RateLimitRatio divides it by the API's rate limit (zero
 	// without one).
@@ -303,6 +306,7 @@ func medians(runs [][]Cycle) []Cycle {
 			RedisRoundTrips:   n(func(c Cycle) int64 { return c.RedisRoundTrips }),
 			RoundTripsPerPoll: f(func(c Cycle) float64 { return c.RoundTripsPerPoll }),
 			RoundTripsPerItem: f(func(c Cycle) float64 { return c.RoundTripsPerItem }),
+			HistoryDropped:    n(func(c Cycle) int64 { return c.HistoryDropped }),
 			DeliveredRate:     f(func(c Cycle) float64 { return c.DeliveredRate }),
 			RateLimitRatio:    f(func(c Cycle) float64 { return c.RateLimitRatio }),
 			CPUPerItemUS:      f(func(c Cycle) float64 { return c.CPUPerItemUS }),

@@ -25,6 +25,9 @@ type WorkerReport struct {
 	// CountsRoundTrips is true when the worker has the counter (it has
 	// one on Redis only).
 	CountsRoundTrips bool `json:"counts_round_trips"`
+	// HistoryDropped is feedworker_history_dropped_total, all reasons: the
+	// console's records the pass lost.
+	HistoryDropped int64 `json:"history_dropped"`
 	// PeakRSSKB is the process's peak resident set (VmHWM), in KiB. It is
 	// read by the process itself: the ru_maxrss the parent gets from wait4
 	// counts the parent's own memory too, because Go starts children with
@@ -68,6 +71,10 @@ func workerReport(mfs []*dto.MetricFamily) WorkerReport {
 				default:
 					r.Failed += v
 				}
+			}
+		case "feedworker_history_dropped_total":
+			for _, m := range mf.GetMetric() {
+				r.HistoryDropped += int64(m.GetCounter().GetValue())
 			}
 		case "feedworker_redis_round_trips_total":
 			for _, m := range mf.GetMetric() {
