@@ -103,24 +103,38 @@ func (b *Bolt) CommitAliases(ctx context.Context, feedID string, changes []Chang
 	return b.commit(ctx, feedID, changes, v, aliases, now)
 }
 
-// putAliasesTx is PutAliases (aliases checked) inside a write transaction.
-func (b *Bolt) putAliasesTx(tx *bolt.Tx, aliases []Alias, nowMS int64) error {
-	bk, err := tx.CreateBucketIfNotExists(bAliases)
-	if err != nil {
-		return err
+// aliasBuckets opens the aliases and their expiry index in a write
+// transaction.
+func aliasBuckets(tx *bolt.Tx) (bk, ex *bolt.Bucket, err error) {
+	if bk, err = tx.CreateBucketIfNotExists(bAliases); err != nil {
+		return nil, nil, err
 	}
-	ex, err := tx.CreateBucketIfNotExists(bAliasExp)
-	if err != nil {
-		return err
+	if ex, err = tx.CreateBucketIfNotExists(bAliasExp); err != nil {
+		return nil, nil, err
 	}
 	dense(ex)
-	// In key order (see keyOrder): a first sight of a 100,000-item feed
-	// puts as many aliases, and out of order that was quadratic.
+	return bk, ex, nil
+}
+
+// aliasOrder is the order to put aliases in: their keys' (see keyOrder).
+// A first sight of a 100,000-item feed puts or reserves as many, and out
+// of order that was quadratic. The sort is stable, so of two aliases on
+// one key the first given still goes first.
+func aliasOrder(aliases []Alias) []int {
 	keys := make([]string, len(aliases))
 	for i, a := range aliases {
 		keys[i] = string(boltAliasKey(a.AliasFP))
 	}
-	for _, i := range keyOrder(len(aliases), func(i int) string { return keys[i] }) {
+	return keyOrder(len(aliases), func(i int) string { return keys[i] })
+}
+
+// putAliasesTx is PutAliases (aliases checked) inside a write transaction.
+func (b *Bolt) putAliasesTx(tx *bolt.Tx, aliases []Alias, nowMS int64) error {
+	bk, ex, err := aliasBuckets(tx)
+	if err != nil {
+		return err
+	}
+	for _, i := range aliasOrder(aliases) {
 		if _, err := b.putAlias(bk, ex, aliases[i], false, nowMS); err != nil {
 			return err
 		}
@@ -138,25 +152,12 @@ func (b *Bolt) ReserveAliases(ctx context.Context, aliases []Alias, now time.Tim
 		return out, nil
 	}
 	err := b.update(ctx, "reserve aliases", func(tx *bolt.Tx) error {
-		bk, err := tx.CreateBucketIfNotExists(bAliases)
+		bk, ex, err := aliasBuckets(tx)
 		if err != nil {
 			return err
-		}
-		ex, err := tx.CreateBucketIfNotExists(bAliasExp)
-		if err != nil {
-			return err
-		}
-		dense(ex)
-		// In key order, as PutAliases: a first sight posting 100,000
-		// items reserves as many fingerprints in one transaction. The
-		// sort is stable, so of two aliases on one key the first given
-		// still reserves it first.
-		keys := make([]string, len(aliases))
-		for i, a := range aliases {
-			keys[i] = string(boltAliasKey(a.AliasFP))
 		}
 		nowMS := ms(now)
-		for _, i := range keyOrder(len(aliases), func(i int) string { return keys[i] }) {
+		for _, i := range aliasOrder(aliases) {
 			if out[i], err = b.putAlias(bk, ex, aliases[i], true, nowMS); err != nil {
 				return err
 			}
