@@ -30,16 +30,35 @@ type WorkerReport struct {
 	// counts the parent's own memory too, because Go starts children with
 	// vfork and Linux carries the pre-exec high-water mark over the exec.
 	PeakRSSKB int64 `json:"peak_rss_kb"`
+	// Timing is the worker's own clock of its phases.
+	Timing WorkerTiming `json:"timing"`
+}
+
+// WorkerTiming splits the worker process's life, so that the bench can
+// tell the pass from what a process per cycle adds around it.
+type WorkerTiming struct {
+	// StartedUnixNano is when the worker's code began (after the exec and
+	// the runtime's and packages' init), on the wall clock the bench
+	// shares, to measure the start from the bench's side.
+	StartedUnixNano int64 `json:"started_unix_ns"`
+	// Setup is loading the config and building the worker (the store
+	// opened, the API client made), seconds.
+	Setup float64 `json:"setup_s"`
+	// Pass is worker.Once: the polls, the deliveries, the history written
+	// and the leases given back (seconds).
+	Pass float64 `json:"pass_s"`
 }
 
 // WriteWorkerReport gathers g (the worker's registry) and writes the
-// report to path. The bench's worker process calls it after its pass.
-func WriteWorkerReport(path string, g prometheus.Gatherer) error {
+// report, with t, to path. The bench's worker process calls it after its
+// pass.
+func WriteWorkerReport(path string, g prometheus.Gatherer, t WorkerTiming) error {
 	mfs, err := g.Gather()
 	if err != nil {
 		return fmt.Errorf("gather worker metrics: %w", err)
 	}
 	r := workerReport(mfs)
+	r.Timing = t
 	if r.PeakRSSKB, err = peakRSS(); err != nil {
 		return err
 	}
