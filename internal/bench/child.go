@@ -68,10 +68,11 @@ func RunWorker(ctx context.Context, args []string, version string, stdout, stder
 		return err
 	}
 	defer w.Close()
-	passStart := time.Now()
+	passStart, cpuStart := time.Now(), processCPU()
 	timing.Setup = passStart.Sub(started).Seconds()
 	_, err = w.Once(ctx)
 	timing.Pass = time.Since(passStart).Seconds()
+	timing.PassCPU = processCPU() - cpuStart
 	if err != nil {
 		var fe *worker.FeedErrors
 		if !errors.As(err, &fe) {

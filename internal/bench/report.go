@@ -83,8 +83,9 @@ type Phases struct {
 	// Setup is the config loaded and the worker built (store opened).
 	Setup float64 `json:"setup_s"`
 	// Pass is worker.Once: the polls, the deliveries, the history written
-	// and the leases given back.
-	Pass float64 `json:"pass_s"`
+	// and the leases given back; PassCPU the worker's CPU meanwhile.
+	Pass    float64 `json:"pass_s"`
+	PassCPU float64 `json:"pass_cpu_s"`
 	// Exit is the rest: the report written, the worker closed (store
 	// closed), the process gone.
 	Exit float64 `json:"exit_s"`
@@ -97,9 +98,10 @@ func phasesOf(start time.Time, wall time.Duration, t WorkerTiming) Phases {
 		return Phases{}
 	}
 	p := Phases{
-		Start: time.Unix(0, t.StartedUnixNano).Sub(start).Seconds(),
-		Setup: t.Setup,
-		Pass:  t.Pass,
+		Start:   time.Unix(0, t.StartedUnixNano).Sub(start).Seconds(),
+		Setup:   t.Setup,
+		Pass:    t.Pass,
+		PassCPU: t.PassCPU,
 	}
 	p.Exit = wall.Seconds() - p.Start - p.Setup - p.Pass
 	return p
@@ -323,10 +325,11 @@ func medians(runs [][]Cycle) []Cycle {
 			Cycle: col[0].Cycle,
 			Wall:  f(func(c Cycle) float64 { return c.Wall }),
 			Phases: Phases{
-				Start: f(func(c Cycle) float64 { return c.Phases.Start }),
-				Setup: f(func(c Cycle) float64 { return c.Phases.Setup }),
-				Pass:  f(func(c Cycle) float64 { return c.Phases.Pass }),
-				Exit:  f(func(c Cycle) float64 { return c.Phases.Exit }),
+				Start:   f(func(c Cycle) float64 { return c.Phases.Start }),
+				Setup:   f(func(c Cycle) float64 { return c.Phases.Setup }),
+				Pass:    f(func(c Cycle) float64 { return c.Phases.Pass }),
+				PassCPU: f(func(c Cycle) float64 { return c.Phases.PassCPU }),
+				Exit:    f(func(c Cycle) float64 { return c.Phases.Exit }),
 			},
 			CPU:               f(func(c Cycle) float64 { return c.CPU }),
 			PeakRSSMB:         f(func(c Cycle) float64 { return c.PeakRSSMB }),
@@ -438,10 +441,10 @@ func writeCycles(w io.Writer, o ReportOptions, cycles []Cycle) error {
 			c.RedisRoundTrips, c.RoundTripsPerPoll, perItem, c.DeliveredRate, ratio)
 	}
 	fmt.Fprintln(tw, "\nwall by the worker's clock: the process starting, its setup (config, store open), the pass (worker.Once), its exit (report, store closed)")
-	fmt.Fprintln(tw, "cycle\tstart s\tsetup s\tpass s\texit s\t")
+	fmt.Fprintln(tw, "cycle\tstart s\tsetup s\tpass s\texit s\tpass CPU s\t")
 	for _, c := range cycles {
 		p := c.Phases
-		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%.3f\t\n", cycleNames[c.Cycle], p.Start, p.Setup, p.Pass, p.Exit)
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", cycleNames[c.Cycle], p.Start, p.Setup, p.Pass, p.Exit, p.PassCPU)
 	}
 	writeRedisStats(tw, cycles)
 	if o.Outage != "" && len(cycles) > 0 {

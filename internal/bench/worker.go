@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -47,6 +48,19 @@ type WorkerTiming struct {
 	// Pass is worker.Once: the polls, the deliveries, the history written
 	// and the leases given back (seconds).
 	Pass float64 `json:"pass_s"`
+	// PassCPU is the process's user plus system time during Pass: close
+	// to Pass times the cores it could use, the pass waits for CPU, not
+	// for the network or the store.
+	PassCPU float64 `json:"pass_cpu_s"`
+}
+
+// processCPU is this process's user plus system time so far (seconds).
+func processCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0 // not measured; the bench's own accounting still is
+	}
+	return tvSeconds(ru.Utime) + tvSeconds(ru.Stime)
 }
 
 // WriteWorkerReport gathers g (the worker's registry) and writes the
