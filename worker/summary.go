@@ -124,6 +124,7 @@ func label(m *dto.Metric, name string) string {
 	return ""
 }
 
+// printSummary reads the summary, prints it under title and returns it.
 func (w *Worker) printSummary(ctx context.Context, title string) Summary {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
