@@ -171,12 +171,6 @@ func (w *Worker) firstPassDone(ctx context.Context) bool {
 // Once polls every enabled feed once, delivers everything due, prints the
 // summary and reports whether any feed failed.
 func (w *Worker) Once(ctx context.Context) (Summary, error) {
-	if w.leases != nil {
-		// Nothing renews the leases after the pass: give them back, or
-		// the next pass (another `once`, a replica) would skip every feed
-		// until they expire.
-		defer w.leases.ReleaseAll(ctx)
-	}
 	// Deliver while polling: items of the first feeds go out while later
 	// feeds are fetched, rather than all after the last.
 	polled := make(chan struct{})
@@ -202,11 +196,22 @@ func (w *Worker) Once(ctx context.Context) (Summary, error) {
 			failed = append(failed, fmt.Sprintf("%s: %v", r.FeedID, r.Err))
 		}
 	}
-	if err := <-drained; err != nil {
-		return w.Summary(ctx), fmt.Errorf("deliver: %w", err)
+	drainErr := <-drained
+	// Once the deliveries are done, what is left does not depend on each
+	// other, so it overlaps rather than adding up: the pass's history is
+	// written, the leases are given back (nothing renews them after the
+	// pass: the next pass, another `once` or a replica, would skip every
+	// feed until they expire), and the summary is read and printed.
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { w.flushHistory(ctx) })
+	if w.leases != nil {
+		wg.Go(func() { w.leases.ReleaseAll(ctx) })
 	}
-	s := w.Summary(ctx)
-	w.printSummary(ctx, "one pass done")
+	if drainErr != nil {
+		return w.Summary(ctx), fmt.Errorf("deliver: %w", drainErr)
+	}
+	s := w.printSummary(ctx, "one pass done")
 	if len(failed) > 0 {
 		return s, &FeedErrors{List: failed}
 	}

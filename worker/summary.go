@@ -124,10 +124,13 @@ func label(m *dto.Metric, name string) string {
 	return ""
 }
 
-func (w *Worker) printSummary(ctx context.Context, title string) {
+// printSummary reads the summary, prints it under title and returns it.
+func (w *Worker) printSummary(ctx context.Context, title string) Summary {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	fmt.Fprintf(w.out, "== %s ==\n%s\n", title, w.Summary(ctx))
+	s := w.Summary(ctx)
+	fmt.Fprintf(w.out, "== %s ==\n%s\n", title, s)
+	return s
 }
 
 // Status is the status page's data: the poller's view of each feed, the

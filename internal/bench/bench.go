@@ -496,7 +496,7 @@ func (e *env) cycle(ctx context.Context, n int, cfg string) (Cycle, error) {
 		t := time.AfterFunc(o.Outage, heal)
 		stopOutage = func() { t.Stop(); heal() }
 	}
-	ru, wall, logPath, err := e.child(ctx, fmt.Sprintf("%s-cycle%d", e.store, n), args)
+	ru, start, wall, logPath, err := e.child(ctx, fmt.Sprintf("%s-cycle%d", e.store, n), args)
 	stopOutage()
 	stopProfile()
 	if err != nil {
@@ -516,6 +516,7 @@ func (e *env) cycle(ctx context.Context, n int, cfg string) (Cycle, error) {
 	c := Cycle{
 		Cycle:           n,
 		Wall:            wall.Seconds(),
+		Phases:          phasesOf(start, wall, wr.Timing),
 		CPU:             tvSeconds(ru.Utime) + tvSeconds(ru.Stime),
 		PeakRSSMB:       float64(wr.PeakRSSKB) / 1024, // see WorkerReport.PeakRSSKB
 		FeedRequests:    e.farm.Requests() - farmReq,
@@ -566,13 +567,14 @@ func (e *env) profileServers(name string) (stop func(), err error) {
 }
 
 // child runs one child process (a worker cycle or the floor) with args,
-// its output in a log file, and returns its resource usage and wall time.
-func (e *env) child(ctx context.Context, name string, args []string) (*syscall.Rusage, time.Duration, string, error) {
+// its output in a log file, and returns its resource usage, when it was
+// started and its wall time.
+func (e *env) child(ctx context.Context, name string, args []string) (*syscall.Rusage, time.Time, time.Duration, string, error) {
 	o := e.o
 	logPath := cmp.Or(o.WorkerLog, filepath.Join(o.Dir, fmt.Sprintf("run%d-%s.log", e.run+1, name)))
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, 0, "", fmt.Errorf("%s: log: %w", name, err)
+		return nil, time.Time{}, 0, "", fmt.Errorf("%s: log: %w", name, err)
 	}
 	defer logf.Close()
 	cmd := exec.CommandContext(ctx, o.Command[0], args...)
@@ -584,13 +586,13 @@ func (e *env) child(ctx context.Context, name string, args []string) (*syscall.R
 	err = cmd.Run()
 	wall := time.Since(start)
 	if err != nil {
-		return nil, 0, logPath, fmt.Errorf("%s: %w (log: %s)", name, err, tail(logPath))
+		return nil, start, 0, logPath, fmt.Errorf("%s: %w (log: %s)", name, err, tail(logPath))
 	}
 	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	if !ok {
-		return nil, 0, logPath, fmt.Errorf("%s: no resource usage for the process", name)
+		return nil, start, 0, logPath, fmt.Errorf("%s: no resource usage for the process", name)
 	}
-	return ru, wall, logPath, nil
+	return ru, start, wall, logPath, nil
 }
 
 func tvSeconds(tv syscall.Timeval) float64 {

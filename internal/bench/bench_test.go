@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -94,6 +95,9 @@ func TestSmoke(t *testing.T) {
 			if c.CPU <= 0 || c.PeakRSSMB <= 0 || c.Wall <= 0 {
 				t.Errorf("%s: cycle %d: wall %v, CPU %v, peak RSS %v; want all measured", st.Store, c.Cycle, c.Wall, c.CPU, c.PeakRSSMB)
 			}
+			if p := c.Phases; p.Start <= 0 || p.Setup <= 0 || p.Pass <= 0 || p.Pass >= c.Wall {
+				t.Errorf("%s: cycle %d: phases %+v of wall %v; want each measured, the pass inside the wall", st.Store, c.Cycle, p, c.Wall)
+			}
 		}
 		if r := rep.Ratios.CPUVsFloor[st.Store]; r <= 0 {
 			t.Errorf("%s: CPU vs floor %v; want a ratio", st.Store, r)
@@ -133,15 +137,31 @@ func TestContentWrite(t *testing.T) {
 
 func TestMedians(t *testing.T) {
 	runs := [][]Cycle{
-		{{Cycle: 1, Wall: 3, CPU: 1, Created: 10}},
-		{{Cycle: 1, Wall: 1, CPU: 5, Created: 10}},
-		{{Cycle: 1, Wall: 2, CPU: 3, Created: 10}},
+		{{Cycle: 1, Wall: 3, CPU: 1, Created: 10, Phases: Phases{Pass: 2}}},
+		{{Cycle: 1, Wall: 1, CPU: 5, Created: 10, Phases: Phases{Pass: 0.5}}},
+		{{Cycle: 1, Wall: 2, CPU: 3, Created: 10, Phases: Phases{Pass: 1}}},
 	}
 	m := medians(runs)
-	if len(m) != 1 || m[0].Wall != 2 || m[0].CPU != 3 || m[0].Created != 10 || m[0].Cycle != 1 {
-		t.Errorf("medians = %+v; want wall 2, CPU 3, created 10", m)
+	if len(m) != 1 || m[0].Wall != 2 || m[0].CPU != 3 || m[0].Created != 10 || m[0].Cycle != 1 || m[0].Phases.Pass != 1 {
+		t.Errorf("medians = %+v; want wall 2, CPU 3, created 10, pass 1", m)
 	}
 	if got := median([]float64{4, 1, 3, 2}); got != 2.5 {
 		t.Errorf("median of an even count = %v, want 2.5", got)
+	}
+}
+
+func TestPhasesOf(t *testing.T) {
+	start := time.Unix(100, 0)
+	tm := WorkerTiming{StartedUnixNano: start.Add(10 * time.Millisecond).UnixNano(), Setup: 0.02, Pass: 0.5, PassCPU: 0.4}
+	got := phasesOf(start, 600*time.Millisecond, tm)
+	want := Phases{Start: 0.01, Setup: 0.02, Pass: 0.5, Exit: 0.07, PassCPU: 0.4}
+	for _, d := range []float64{got.Start - want.Start, got.Setup - want.Setup, got.Pass - want.Pass, got.Exit - want.Exit, got.PassCPU - want.PassCPU} {
+		if math.Abs(d) > 1e-9 {
+			t.Errorf("phasesOf = %+v; want %+v", got, want)
+			break
+		}
+	}
+	if got := phasesOf(start, time.Second, WorkerTiming{}); got != (Phases{}) {
+		t.Errorf("phasesOf without the worker's timing = %+v; want zero", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"time"
 
 	"github.com/feedworker/feedworker/worker"
 )
@@ -22,6 +23,8 @@ import (
 // --concurrency) it is the gofeed-only floor process instead (see [Floor]). version is the worker's
 // version.
 func RunWorker(ctx context.Context, args []string, version string, stdout, stderr io.Writer) (err error) {
+	started := time.Now()
+	timing := WorkerTiming{StartedUnixNano: started.UnixNano()}
 	fs := flag.NewFlagSet("feedworker bench worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", "", "the worker config (required)")
@@ -65,7 +68,12 @@ func RunWorker(ctx context.Context, args []string, version string, stdout, stder
 		return err
 	}
 	defer w.Close()
-	if _, err := w.Once(ctx); err != nil {
+	passStart, cpuStart := time.Now(), processCPU()
+	timing.Setup = passStart.Sub(started).Seconds()
+	_, err = w.Once(ctx)
+	timing.Pass = time.Since(passStart).Seconds()
+	timing.PassCPU = processCPU() - cpuStart
+	if err != nil {
 		var fe *worker.FeedErrors
 		if !errors.As(err, &fe) {
 			return err
@@ -84,5 +92,5 @@ func RunWorker(ctx context.Context, args []string, version string, stdout, stder
 			return fmt.Errorf("heap profile: %w", err)
 		}
 	}
-	return WriteWorkerReport(*report, w.Registry())
+	return WriteWorkerReport(*report, w.Registry(), timing)
 }

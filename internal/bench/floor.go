@@ -130,7 +130,7 @@ func (e *env) floor(ctx context.Context) (Floor, error) {
 	report := fmt.Sprintf("%s/run%d-floor.json", o.Dir, e.run+1)
 	args := append(append([]string{}, o.Command[1:]...), "--report", report,
 		"--floor", e.farmURL, "--feeds", fmt.Sprint(o.Feeds), "--concurrency", fmt.Sprint(o.Concurrency))
-	ru, wall, logPath, err := e.child(ctx, "floor", args)
+	ru, _, wall, logPath, err := e.child(ctx, "floor", args)
 	if err != nil {
 		return Floor{}, err
 	}

@@ -23,6 +23,9 @@ type Cycle struct {
 	// Wall is from starting the worker process to its exit, when every
 	// item due is confirmed by the API (seconds).
 	Wall float64 `json:"wall_s"`
+	// Phases splits Wall by the worker's own clock; Phases.Pass is the
+	// pass alone.
+	Phases Phases `json:"phases"`
 	// CPU is the worker process's user plus system time (seconds).
 	CPU float64 `json:"cpu_s"`
 	// PeakRSSMB is the worker process's peak resident set (VmHWM, MiB).
@@ -71,6 +74,40 @@ type Cycle struct {
 	// Redis is Redis's own view of the cycle (Options.RedisStats; nil
 	// otherwise). Medians keep the first run's.
 	Redis *RedisStats `json:"redis,omitempty"`
+}
+
+// Phases splits a cycle's wall time (seconds). A process per cycle pays
+// for its start, setup and exit every time; a running worker pays for
+// them once, so the pass is what a poll interval costs it.
+type Phases struct {
+	// Start is from the bench starting the process to the worker's code
+	// running (exec, the runtime's and packages' init).
+	Start float64 `json:"start_s"`
+	// Setup is the config loaded and the worker built (store opened).
+	Setup float64 `json:"setup_s"`
+	// Pass is worker.Once: the polls, the deliveries, the history written
+	// and the leases given back; PassCPU the worker's CPU meanwhile.
+	Pass    float64 `json:"pass_s"`
+	PassCPU float64 `json:"pass_cpu_s"`
+	// Exit is the rest: the report written, the worker closed (store
+	// closed), the process gone.
+	Exit float64 `json:"exit_s"`
+}
+
+// phasesOf splits wall, which began at start, by the worker's timing t;
+// zero when the worker did not time itself.
+func phasesOf(start time.Time, wall time.Duration, t WorkerTiming) Phases {
+	if t.StartedUnixNano == 0 {
+		return Phases{}
+	}
+	p := Phases{
+		Start:   time.Unix(0, t.StartedUnixNano).Sub(start).Seconds(),
+		Setup:   t.Setup,
+		Pass:    t.Pass,
+		PassCPU: t.PassCPU,
+	}
+	p.Exit = wall.Seconds() - p.Start - p.Setup - p.Pass
+	return p
 }
 
 // derive fills the rates and ratios from the counts.
@@ -288,8 +325,15 @@ func medians(runs [][]Cycle) []Cycle {
 			return int64(f(func(c Cycle) float64 { return float64(get(c)) }) + 0.5)
 		}
 		out[i] = Cycle{
-			Cycle:             col[0].Cycle,
-			Wall:              f(func(c Cycle) float64 { return c.Wall }),
+			Cycle: col[0].Cycle,
+			Wall:  f(func(c Cycle) float64 { return c.Wall }),
+			Phases: Phases{
+				Start:   f(func(c Cycle) float64 { return c.Phases.Start }),
+				Setup:   f(func(c Cycle) float64 { return c.Phases.Setup }),
+				Pass:    f(func(c Cycle) float64 { return c.Phases.Pass }),
+				PassCPU: f(func(c Cycle) float64 { return c.Phases.PassCPU }),
+				Exit:    f(func(c Cycle) float64 { return c.Phases.Exit }),
+			},
 			CPU:               f(func(c Cycle) float64 { return c.CPU }),
 			PeakRSSMB:         f(func(c Cycle) float64 { return c.PeakRSSMB }),
 			ItemsPerSec:       f(func(c Cycle) float64 { return c.ItemsPerSec }),
@@ -364,7 +408,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(bw, "  %s worker CPU / gofeed floor CPU: %.2f×\n", st.Store, r.Ratios.CPUVsFloor[st.Store])
 	}
 	if len(r.Floor.Runs) > 1 {
-		fmt.Fprintln(bw, "\nper run (wall s / worker CPU s / peak RSS MiB):")
+		fmt.Fprintln(bw, "\nper run (wall s (the pass alone) / worker CPU s / peak RSS MiB):")
 		for i, f := range r.Floor.Runs {
 			fmt.Fprintf(bw, "  run %d: floor %.3f / %.3f / %.1f\n", i+1, f.Wall, f.CPU, f.PeakRSSMB)
 			for _, st := range r.Stores {
@@ -373,7 +417,7 @@ func (r *Report) WriteText(w io.Writer) error {
 				}
 				fmt.Fprintf(bw, "         %-8s", st.Store)
 				for _, c := range st.Runs[i] {
-					fmt.Fprintf(bw, "  cycle %d %.3f / %.3f / %.1f", c.Cycle, c.Wall, c.CPU, c.PeakRSSMB)
+					fmt.Fprintf(bw, "  cycle %d %.3f (pass %.3f) / %.3f / %.1f", c.Cycle, c.Wall, c.Phases.Pass, c.CPU, c.PeakRSSMB)
 				}
 				fmt.Fprintln(bw)
 			}
@@ -384,7 +428,7 @@ func (r *Report) WriteText(w io.Writer) error {
 
 func writeCycles(w io.Writer, o ReportOptions, cycles []Cycle) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "cycle\twall s\tworker CPU s\tCPU µs/item\titems/s\tfeeds/s\tpeak RSS MiB\tfeed req (304)\tAPI req (429)\tconns feed/API\tcreated\tupdated\tRedis RT\tRT/poll\tRT/item\tdelivered/s\tvs limit\t")
+	fmt.Fprintln(tw, "cycle\twall s\tpass s\tworker CPU s\tCPU µs/item\titems/s\tfeeds/s\tpeak RSS MiB\tfeed req (304)\tAPI req (429)\tconns feed/API\tcreated\tupdated\tRedis RT\tRT/poll\tRT/item\tdelivered/s\tvs limit\t")
 	for _, c := range cycles {
 		ratio := "-"
 		if o.RateLimit > 0 {
@@ -395,10 +439,16 @@ func writeCycles(w io.Writer, o ReportOptions, cycles []Cycle) error {
 			perItem = fmt.Sprintf("%.2f", c.RoundTripsPerItem)
 			cpuItem = fmt.Sprintf("%.0f", c.CPUPerItemUS)
 		}
-		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%s\t%.0f\t%.0f\t%.1f\t%d (%d)\t%d (%d)\t%d/%d\t%d\t%d\t%d\t%.3f\t%s\t%.0f\t%s\t\n",
-			cycleNames[c.Cycle], c.Wall, c.CPU, cpuItem, c.ItemsPerSec, c.FeedsPerSec, c.PeakRSSMB,
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%s\t%.0f\t%.0f\t%.1f\t%d (%d)\t%d (%d)\t%d/%d\t%d\t%d\t%d\t%.3f\t%s\t%.0f\t%s\t\n",
+			cycleNames[c.Cycle], c.Wall, c.Phases.Pass, c.CPU, cpuItem, c.ItemsPerSec, c.FeedsPerSec, c.PeakRSSMB,
 			c.FeedRequests, c.FeedNotModified, c.APIRequests, c.APIRateLimited, c.FeedConns, c.APIConns, c.Created, c.Updated,
 			c.RedisRoundTrips, c.RoundTripsPerPoll, perItem, c.DeliveredRate, ratio)
+	}
+	fmt.Fprintln(tw, "\nwall by the worker's clock: the process starting, its setup (config, store open), the pass (worker.Once), its exit (report, store closed)")
+	fmt.Fprintln(tw, "cycle\tstart s\tsetup s\tpass s\texit s\tpass CPU s\t")
+	for _, c := range cycles {
+		p := c.Phases
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", cycleNames[c.Cycle], p.Start, p.Setup, p.Pass, p.Exit, p.PassCPU)
 	}
 	writeRedisStats(tw, cycles)
 	if o.Outage != "" && len(cycles) > 0 {

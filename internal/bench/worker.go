@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -33,16 +34,48 @@ type WorkerReport struct {
 	// counts the parent's own memory too, because Go starts children with
 	// vfork and Linux carries the pre-exec high-water mark over the exec.
 	PeakRSSKB int64 `json:"peak_rss_kb"`
+	// Timing is the worker's own clock of its phases.
+	Timing WorkerTiming `json:"timing"`
+}
+
+// WorkerTiming splits the worker process's life, so that the bench can
+// tell the pass from what a process per cycle adds around it.
+type WorkerTiming struct {
+	// StartedUnixNano is when the worker's code began (after the exec and
+	// the runtime's and packages' init), on the wall clock the bench
+	// shares, to measure the start from the bench's side.
+	StartedUnixNano int64 `json:"started_unix_ns"`
+	// Setup is loading the config and building the worker (the store
+	// opened, the API client made), seconds.
+	Setup float64 `json:"setup_s"`
+	// Pass is worker.Once: the polls, the deliveries, the history written
+	// and the leases given back (seconds).
+	Pass float64 `json:"pass_s"`
+	// PassCPU is the process's user plus system time during Pass: close
+	// to Pass times the cores it could use, the pass waits for CPU, not
+	// for the network or the store.
+	PassCPU float64 `json:"pass_cpu_s"`
+}
+
+// processCPU is this process's user plus system time so far (seconds).
+func processCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0 // not measured; the bench's own accounting still is
+	}
+	return tvSeconds(ru.Utime) + tvSeconds(ru.Stime)
 }
 
 // WriteWorkerReport gathers g (the worker's registry) and writes the
-// report to path. The bench's worker process calls it after its pass.
-func WriteWorkerReport(path string, g prometheus.Gatherer) error {
+// report, with t, to path. The bench's worker process calls it after its
+// pass.
+func WriteWorkerReport(path string, g prometheus.Gatherer, t WorkerTiming) error {
 	mfs, err := g.Gather()
 	if err != nil {
 		return fmt.Errorf("gather worker metrics: %w", err)
 	}
 	r := workerReport(mfs)
+	r.Timing = t
 	if r.PeakRSSKB, err = peakRSS(); err != nil {
 		return err
 	}
