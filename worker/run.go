@@ -180,14 +180,9 @@ func (w *Worker) Once(ctx context.Context) (Summary, error) {
 	// a large pass's records would pile up in memory (half the live heap
 	// at 5,000 feeds) and those past the recorder's bound be lost.
 	hctx, stopHistory := context.WithCancel(ctx)
+	defer stopHistory()
 	var hist sync.WaitGroup
 	hist.Go(func() { _ = w.hist.rec.Run(hctx) })
-	// What is left is written once the deliveries are done.
-	defer func() {
-		stopHistory()
-		hist.Wait()
-		w.flushHistory(ctx)
-	}()
 	results := w.poller.PollAll(ctx)
 	close(polled)
 	var failed []string
@@ -204,7 +199,12 @@ func (w *Worker) Once(ctx context.Context) (Summary, error) {
 	// feed until they expire), and the summary is read and printed.
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Go(func() { w.flushHistory(ctx) })
+	wg.Go(func() {
+		// The writer's last write, then the outbox's depth for the chart.
+		stopHistory()
+		hist.Wait()
+		w.flushHistory(ctx)
+	})
 	if w.leases != nil {
 		wg.Go(func() { w.leases.ReleaseAll(ctx) })
 	}
