@@ -100,19 +100,15 @@ func (p *Publisher) Stats(ctx context.Context) (dedupe.Stats, error) {
 	p.m.deadLetters.Set(float64(s.DeadLetters))
 	p.statsMu.Lock()
 	p.lastStats = time.Now()
+	p.deadLetters = s.DeadLetters
 	p.statsMu.Unlock()
 	return s, nil
 }
 
 func (p *Publisher) refreshStats(ctx context.Context) {
-	s, err := p.Stats(ctx)
-	if err != nil {
-		if ctx.Err() == nil {
-			p.log.Warn("refreshing outbox gauges failed", "cause", err)
-		}
-		return
+	if _, err := p.Stats(ctx); err != nil && ctx.Err() == nil {
+		p.log.Warn("refreshing outbox gauges failed", "cause", err)
 	}
-	p.requeueRefusals(ctx, s.DeadLetters)
 }
 
 // maybeRefreshStats keeps the gauges fresh while Run works, at most once

@@ -246,6 +246,7 @@ func (p *Publisher) loop(ctx context.Context, drain bool, more <-chan struct{}) 
 			work <- job{Claimed: c, owner: owner, at: at} // never blocks: work holds as many as there are slots
 		}
 		p.maybeRefreshStats(ctx)
+		p.maybeRequeueRefusals(ctx)
 		if len(claimed) > 0 {
 			continue
 		}

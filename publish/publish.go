@@ -196,9 +196,10 @@ type Publisher struct {
 	statsMu   sync.Mutex
 	lastStats time.Time
 	born      time.Time // when New made it
-	// refusalsSeen is the dead-letter count at the last look for entries
-	// an older worker could not read (refusals.go); -1 before the first.
-	refusalsSeen int
+	// deadLetters is the dead-letter count the last Stats saw, -1 before
+	// the first; lastRefusalLook when refusals.go last looked at them.
+	deadLetters     int
+	lastRefusalLook time.Time
 	// statsPending: a refresh of the gauges is scheduled (statsChanged).
 	statsPending bool
 	// statsRefreshing counts the refreshes statsChanged scheduled and that
@@ -247,7 +248,7 @@ func New(o Options) (*Publisher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new publisher: %w", err)
 	}
-	p := &Publisher{store: o.Store, log: o.Logger, m: m, rm: repm, o: o, wakeCh: make(chan struct{}, 1), backlog: newBacklog(o.MaxBacklog), refusalsSeen: -1, born: time.Now()}
+	p := &Publisher{store: o.Store, log: o.Logger, m: m, rm: repm, o: o, wakeCh: make(chan struct{}, 1), backlog: newBacklog(o.MaxBacklog), deadLetters: -1, born: time.Now()}
 	p.rec = &reconciler{log: o.Logger, m: rm, onLoss: o.OnStoreLoss, done: map[string]uint64{}}
 	p.rec.store, _ = o.Store.(dedupe.Reconciler)
 	p.api = gated{api: o.API, g: &p.gate, max: max(o.MaxBackoff, minRetryAfterCap)}

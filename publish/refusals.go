@@ -10,7 +10,7 @@ import (
 
 // undecodableReason starts the reason of a dead letter made of an outbox
 // entry its worker could not read. Workers before outbox version 2 wrote
-// the same words, which is what lets requeueRefusals find theirs.
+// the same words, which is what lets maybeRequeueRefusals find theirs.
 const undecodableReason = "undecodable outbox entry"
 
 // refusalWindow is how long after its start a worker looks for them: a
@@ -19,20 +19,23 @@ const undecodableReason = "undecodable outbox entry"
 // refusing items for good.
 const refusalWindow = 30 * time.Minute
 
-// requeueRefusals queues again the dead letters that a worker of an older
-// version made of entries it could not read but this one can: during a
-// rolling upgrade an old replica claims a version 2 entry, cannot read
-// it, and dead-letters it without sending anything. Once the new version
-// sees them they are delivered as usual (an old replica still running may
-// refuse one again; the next look re-queues it). It looks only when the
-// number of dead letters changed since its last look, and only in the
-// refusalWindow after the publisher was made.
-func (p *Publisher) requeueRefusals(ctx context.Context, deadLetters int) {
-	if time.Since(p.born) > refusalWindow {
-		return
-	}
+// maybeRequeueRefusals queues again the dead letters that a worker of an
+// older version made of entries it could not read but this one can:
+// during a rolling upgrade an old replica claims a version 2 entry,
+// cannot read it, and dead-letters it without sending anything. Once this
+// version sees them they are delivered as usual (an old replica still
+// running may refuse one again; the next look re-queues it). The delivery
+// loop calls it on each turn; it looks at once, then every StatsInterval,
+// on a clock of its own (the gauges' refresh is reset by every Stats
+// call), while any dead letter is known, and only in the refusalWindow
+// after the publisher was made.
+func (p *Publisher) maybeRequeueRefusals(ctx context.Context) {
+	now := time.Now()
 	p.statsMu.Lock()
-	look := deadLetters > 0 && deadLetters != p.refusalsSeen
+	look := now.Sub(p.born) <= refusalWindow && p.deadLetters != 0 && now.Sub(p.lastRefusalLook) >= p.o.StatsInterval
+	if look {
+		p.lastRefusalLook = now
+	}
 	p.statsMu.Unlock()
 	if !look {
 		return
@@ -48,9 +51,6 @@ func (p *Publisher) requeueRefusals(ctx context.Context, deadLetters int) {
 		}
 		return
 	}
-	p.statsMu.Lock()
-	p.refusalsSeen = deadLetters
-	p.statsMu.Unlock()
 	n := 0
 	for _, d := range dl {
 		if !strings.HasPrefix(d.Reason, undecodableReason) {

@@ -45,10 +45,18 @@ func TestRollingUpgradeRefusalRequeued(t *testing.T) {
 				}
 			}
 
-			p := e.publisher(func(o *publish.Options) { o.StatsInterval = 20 * time.Millisecond })
+			p := e.publisher(func(o *publish.Options) { o.StatsInterval = 50 * time.Millisecond })
 			rctx, cancel := context.WithCancel(ctx)
 			done := make(chan error, 1)
 			go func() { done <- p.Run(rctx) }()
+			// An open console reads the stats more often than the
+			// interval: the look must not wait for a quiet moment.
+			go func() {
+				for rctx.Err() == nil {
+					_, _ = p.Stats(rctx)
+					time.Sleep(10 * time.Millisecond)
+				}
+			}()
 			deadline := time.Now().Add(30 * time.Second)
 			for len(e.sb.ItemsByExternalID("fw1-up-001")) == 0 && time.Now().Before(deadline) {
 				time.Sleep(20 * time.Millisecond)
