@@ -291,9 +291,9 @@ func (c *Client) attempt(ctx context.Context, r *request, n int) (*Response, *by
 const maxPooledBody = 256 << 10
 
 // bodyBuffer returns an empty buffer for an answer's body (or a request
-// body's encoding), one a previous use has left when there is one: a worker reads thousands of small
-// answers, and reading each into fresh memory (grown by doubling) was a
-// large share of its allocation.
+// body's encoding), one a previous use has left when there is one: a
+// worker reads thousands of small answers, and reading each into fresh
+// memory (grown by doubling) was a large share of its allocation.
 func (c *Client) bodyBuffer() *bytes.Buffer {
 	if b, ok := c.bodies.Get().(*bytes.Buffer); ok {
 		return b

@@ -431,7 +431,7 @@ func (f *Fetcher) fetchFile(ctx context.Context, u *url.URL, v Validators) (*Res
 	if fi.Size() > f.maxBody {
 		return res, fmt.Errorf("%w: file has %d bytes, limit %d", ErrTooLarge, fi.Size(), f.maxBody)
 	}
-	body, err := readCapped(fh, f.maxBody, 0)
+	body, err := readCapped(fh, f.maxBody, fi.Size())
 	res.Bytes = int64(len(body))
 	if err != nil {
 		if errors.Is(err, ErrTooLarge) {

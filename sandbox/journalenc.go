@@ -9,7 +9,8 @@ import (
 )
 
 // appendEntry appends the JSON of a journal entry to dst: the document
-// json.Marshal makes of a journalEntry (same keys, same order), written
+// json.Marshal makes of a journalEntry (same keys, same order; without
+// its HTML-safe escapes of <, > and &, which JSON does not need), written
 // directly. Marshalling every field of a record, then the entry again
 // with its maps sorted, was most of the cost of a write's journal line.
 // Values of the types decodeValue returns are written here; any other

@@ -31,7 +31,7 @@ func newBodySanitizer(p *bluemonday.Policy) *bodySanitizer {
 	for _, list := range [][]string{bodyElements(), attrElements()} {
 		for _, name := range list {
 			s.allowed[name] = true
-			s.bare[name] = p.Sanitize(tagToken(name, nil, isVoid(name)).String())
+			s.bare[name] = p.Sanitize(tagString(name, nil, isVoid(name)))
 		}
 	}
 	return s
@@ -165,19 +165,18 @@ func (w *treeWalk) write(n *html.Node) {
 	}
 }
 
-// tagToken is the start tag Render writes for an element: self-closing
+// tagString is the start tag Render writes for an element: self-closing
 // for a void element.
-func tagToken(name string, attrs []html.Attribute, void bool) html.Token {
-	t := html.Token{Type: html.StartTagToken, Data: name, Attr: attrs}
-	if void {
-		t.Type = html.SelfClosingTagToken
-	}
-	return t
+func tagString(name string, attrs []html.Attribute, void bool) string {
+	var b strings.Builder
+	writeTag(&b, name, attrs, void)
+	return b.String()
 }
 
-// writeTag writes tagToken(name, attrs, void).String() to b, without the
-// token's own buffers and strings (html.EscapeString is the escaping
-// Token.String applies to attribute values).
+// writeTag writes the start tag Render writes for an element to b, as
+// html.Token's String does, without the token's own buffers and strings
+// (html.EscapeString is the escaping Token.String applies to attribute
+// values; TestWriteTagIsTokenString holds them equal).
 func writeTag(b *strings.Builder, name string, attrs []html.Attribute, void bool) {
 	b.WriteByte('<')
 	b.WriteString(name)

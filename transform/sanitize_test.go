@@ -133,10 +133,30 @@ func TestTreeSanitizerAllowList(t *testing.T) {
 		script search section select slot small source span strike strong style sub summary sup table tbody td template
 		textarea tfoot th thead time title tr track tt u ul var video wbr xmp custom-el`)
 	for _, name := range names {
-		tag := tagToken(name, []html.Attribute{{Key: "lang", Val: "en"}, {Key: "title", Val: "t"}, {Key: "href", Val: "https://example.org/"}, {Key: "src", Val: "https://example.org/i.png"}}, isVoid(name)).String()
+		tag := tagString(name, []html.Attribute{{Key: "lang", Val: "en"}, {Key: "title", Val: "t"}, {Key: "href", Val: "https://example.org/"}, {Key: "src", Val: "https://example.org/i.png"}}, isVoid(name))
 		kept := s.policy.Sanitize(tag) != ""
 		if kept != s.allowed[name] {
 			t.Errorf("<%s>: bluemonday keeps it %v, the walk allows it %v", name, kept, s.allowed[name])
+		}
+	}
+}
+
+// TestWriteTagIsTokenString: the tags the walk hands bluemonday are
+// written as html.Token writes them, escapes included.
+func TestWriteTagIsTokenString(t *testing.T) {
+	t.Parallel()
+	attrs := []html.Attribute{{Key: "title", Val: `a "q" & <b> 'c'` + "\t\u00a0\x00"}, {Key: "href", Val: "/x?a=1&b=2"}, {Key: "data-x", Val: ""}}
+	for _, tc := range []struct {
+		name  string
+		attrs []html.Attribute
+		void  bool
+	}{{"p", nil, false}, {"br", nil, true}, {"a", attrs, false}, {"img", attrs, true}} {
+		tok := html.Token{Type: html.StartTagToken, Data: tc.name, Attr: tc.attrs}
+		if tc.void {
+			tok.Type = html.SelfClosingTagToken
+		}
+		if got, want := tagString(tc.name, tc.attrs, tc.void), tok.String(); got != want {
+			t.Errorf("tagString(%s) = %q, want %q", tc.name, got, want)
 		}
 	}
 }
