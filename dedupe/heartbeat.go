@@ -87,9 +87,16 @@ func (r *Redis) OwnerHeartbeat(ctx context.Context, process string, ttl, forget 
 		return nil, fmt.Errorf("heartbeat: %w: want a process and ttl > 0", ErrInvalid)
 	}
 	now := time.Now()
+	// The heartbeat first, on its own: only then is the process listed.
+	// On a Cluster the two keys live on different nodes, and a pipeline
+	// sends to each at once; listed before its heartbeat was written, a
+	// starting worker was seen by another as dead, which took its claims
+	// away mid-send (two POSTs of one item).
+	if err := r.c.Set(ctx, r.hbKey(process), "1", ttl).Err(); err != nil {
+		return nil, fmt.Errorf("redis heartbeat: %w", err)
+	}
 	var others *redis.StringSliceCmd
 	_, err := r.c.Pipelined(ctx, func(pl redis.Pipeliner) error {
-		pl.Set(ctx, r.hbKey(process), "1", ttl)
 		pl.ZAdd(ctx, r.ownersKey(), redis.Z{Score: float64(now.UnixMilli()), Member: process})
 		if forget > 0 {
 			pl.ZRemRangeByScore(ctx, r.ownersKey(), "-inf", "("+strconv.FormatInt(now.Add(-forget).UnixMilli(), 10))
