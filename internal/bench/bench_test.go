@@ -2,6 +2,8 @@ package bench
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"math"
 	"os"
 	"strings"
@@ -110,6 +112,10 @@ func TestSmoke(t *testing.T) {
 	if err := rep.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
+	// 200 × 5 is none of the goals' sizes: only the ratios are judged.
+	if len(rep.Targets) != 4 || !strings.Contains(text.String(), "goal 2  cycle 1 worker CPU / gofeed floor CPU (redis)") {
+		t.Errorf("targets %+v; want the two goal 1 ratios and goal 2 for each store, in the text", rep.Targets)
+	}
 	t.Logf("\n%s", text.String())
 }
 
@@ -163,5 +169,39 @@ func TestPhasesOf(t *testing.T) {
 	}
 	if got := phasesOf(start, time.Second, WorkerTiming{}); got != (Phases{}) {
 		t.Errorf("phasesOf without the worker's timing = %+v; want zero", got)
+	}
+}
+
+func TestTargets(t *testing.T) {
+	r := Report{
+		Options: ReportOptions{Feeds: 5000, Items: 20},
+		Stores: []StoreResult{{Store: StoreRedis, Median: []Cycle{{Cycle: 1, PeakRSSMB: 70}, {Cycle: 2, Phases: Phases{Pass: 0.5}}}},
+			{Store: StoreEmbedded, Median: []Cycle{{Cycle: 1, PeakRSSMB: 90}}}},
+		Ratios: Ratios{EmbeddedVsRedisWall: 1.1, EmbeddedVsRedisCPU: 1.3, CPUVsFloor: map[string]float64{StoreRedis: 1.9, StoreEmbedded: 2.5}},
+	}
+	got := map[string]bool{}
+	for _, tg := range r.targets() {
+		got[fmt.Sprintf("%d %s %s", tg.Goal, tg.What, tg.Store)] = tg.Met
+	}
+	want := map[string]bool{
+		"1 cycle 1 wall, embedded / Redis ":                true,
+		"1 cycle 1 worker CPU, embedded / Redis ":          false,
+		"2 cycle 1 worker CPU / gofeed floor CPU redis":    true,
+		"2 cycle 1 worker CPU / gofeed floor CPU embedded": false,
+		"3 cycle 1 peak RSS at 5,000 × 20 redis":           true,  // 70 MiB = 73.4 MB
+		"3 cycle 1 peak RSS at 5,000 × 20 embedded":        false, // 94.4 MB
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("targets = %v\nwant %v (no all-304 target: the farm is not 1,000 feeds)", got, want)
+	}
+	r.Options.Feeds = 1000
+	var pass []Target
+	for _, tg := range r.targets() {
+		if tg.Goal == 5 {
+			pass = append(pass, tg)
+		}
+	}
+	if len(pass) != 1 || pass[0].Met || pass[0].Store != StoreRedis {
+		t.Errorf("goal 5 at 1,000 feeds = %+v; want Redis's 0.5 s pass, not met", pass)
 	}
 }

@@ -153,6 +153,8 @@ type Report struct {
 	Floor   FloorResult   `json:"gofeed_floor"`
 	// Ratios are medians over the runs of ratios taken within each run.
 	Ratios Ratios `json:"ratios"`
+	// Targets are issue 13's goals that this run's shape measures.
+	Targets []Target `json:"targets"`
 }
 
 // StoreResult is one store's cycles.
@@ -226,6 +228,7 @@ func (r *Report) summarize() {
 		}
 		r.Ratios.EmbeddedVsRedisWall, r.Ratios.EmbeddedVsRedisCPU = median(wall), median(cpu)
 	}
+	r.Targets = r.targets()
 }
 
 // ReportOptions echo the options that shape the numbers.
@@ -407,6 +410,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, st := range r.Stores {
 		fmt.Fprintf(bw, "  %s worker CPU / gofeed floor CPU: %.2f×\n", st.Store, r.Ratios.CPUVsFloor[st.Store])
 	}
+	writeTargets(bw, r.Targets)
 	if len(r.Floor.Runs) > 1 {
 		fmt.Fprintln(bw, "\nper run (wall s (the pass alone) / worker CPU s / peak RSS MiB):")
 		for i, f := range r.Floor.Runs {
