@@ -130,6 +130,9 @@ type repostPlan struct {
 	prints  []itemPrints
 	shared  map[string]bool // fingerprints several items of the fetch have
 	matches map[int]repostMatch
+	// reserved are the across-feed fingerprints reserveAcross found held
+	// by their own item after its reservation (nil: none).
+	reserved map[string]bool
 }
 
 // matchReposts looks the fetch's new items (and, for changed ones, their
@@ -296,7 +299,10 @@ func aliasesOf(feedID string, kept []*transform.Payload, status []dedupe.Status,
 			if target.FeedID == feedID {
 				out = append(out, dedupe.Alias{AliasFP: dedupe.AliasFP{FeedID: feedID, FP: fp}, Target: target, Type: typ, Extra: ip.title})
 			}
-			if o.AcrossFeeds {
+			// An alias this fetch reserved for the item itself holds what
+			// putting it would write (the reservation's time is kept by a
+			// put anyway): one write per fingerprint fewer.
+			if o.AcrossFeeds && (matched || !plan.reserved[fp]) {
 				out = append(out, dedupe.Alias{AliasFP: dedupe.AliasFP{FP: fp}, Target: target, Type: typ, Extra: ip.title})
 			}
 		}
