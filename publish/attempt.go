@@ -22,7 +22,7 @@ import (
 // job from work, to check that job's claim in the round trip recording
 // this outcome; it returns that job, to be delivered next.
 func (p *Publisher) deliver(soft, hard context.Context, j job, ops chan<- *storeReq, work <-chan job) *job {
-	log := p.log.With("feed", j.Key.FeedID, "external_id", j.Key.ExternalID)
+	log := itemLogger(p.log, j.Key.FeedID, j.Key.ExternalID)
 	// Not sent yet: a shutdown gives the item back rather than starting.
 	if soft.Err() != nil {
 		p.settle(hard, log, j, release(j, time.Time{}), ops, nil)
