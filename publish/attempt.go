@@ -81,7 +81,15 @@ func (p *Publisher) deliver(soft, hard context.Context, j job, ops chan<- *store
 		log.Log(hard, lv, "delivery failed; will retry", append(attrs, "status", r.s.Status, "retry_at", r.s.Next, "cause", r.err)...)
 	}
 	next := p.takeNext(soft, ops, work)
-	p.settle(hard, log, j, r.s, ops, next)
+	check := next
+	if next != nil && time.Since(next.at) < p.checkFresh()/2 {
+		// Its claim is recent enough to stand for the check before its
+		// send (see checkFresh) after this outcome's round trip: no
+		// renewal rides with it. Older, it is checked here, or by a round
+		// trip of its own if the claim is older still by the send.
+		check = nil
+	}
+	p.settle(hard, log, j, r.s, ops, check)
 	if r.s.Kind != dedupe.Retry {
 		p.backlog.finished()
 	}
