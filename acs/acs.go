@@ -46,11 +46,11 @@ type Client struct {
 	Reference    *ReferenceService
 	Templates    *TemplatesService
 
-	baseURL   *url.URL
-	http      *http.Client
+	baseURL *url.URL
+	http    *http.Client
 	// timeout is the http.Client's Timeout, applied by attempt as a
 	// context deadline (see NewClient).
-	timeout time.Duration
+	timeout   time.Duration
 	userAgent string
 	retry     RetryPolicy
 	limiter   *rate.Limiter
