@@ -46,8 +46,11 @@ type Client struct {
 	Reference    *ReferenceService
 	Templates    *TemplatesService
 
-	baseURL   *url.URL
-	http      *http.Client
+	baseURL *url.URL
+	http    *http.Client
+	// timeout is the http.Client's Timeout, applied by attempt as a
+	// context deadline (see NewClient).
+	timeout   time.Duration
 	userAgent string
 	retry     RetryPolicy
 	limiter   *rate.Limiter
@@ -223,9 +226,18 @@ func NewClient(baseURL string, httpClient *http.Client, opts ...Option) (*Client
 	if httpClient == nil {
 		httpClient = &http.Client{}
 	}
+	// The client's Timeout becomes a deadline on each attempt's context,
+	// covering the same (the request and reading the answer), on a copy
+	// of the client without it: net/http enforces a Timeout over a
+	// Transport it does not know (an authenticating one, as the worker's
+	// always is) with a timer and two goroutines per request.
+	hc := *httpClient
+	timeout := hc.Timeout
+	hc.Timeout = 0
 	c := &Client{
 		baseURL:   u,
-		http:      httpClient,
+		http:      &hc,
+		timeout:   timeout,
 		userAgent: defaultUserAgent,
 		retry:     DefaultRetryPolicy(),
 		tmplPath:  DefaultTemplatePath,

@@ -36,6 +36,12 @@ func decode(body []byte, v any) (found bool, meta pageMeta, err error) {
 	if len(payload) == 0 {
 		return false, meta, nil
 	}
+	if r, isRef := v.(*Ref); isRef {
+		if ref, ok := scanRef(payload); ok {
+			*r = ref
+			return true, meta, nil
+		}
+	}
 	found, meta, ok, valueErr := decodeData(payload, v)
 	if ok {
 		return found, meta, nil

@@ -225,6 +225,11 @@ func (e *errTransport) Unwrap() error { return e.err }
 // *Error, a failure without an answer wrapped in *errTransport. A 2xx body
 // comes in a buffer of bodyBuffer's, for the caller to give back.
 func (c *Client) attempt(ctx context.Context, r *request, n int) (*Response, *bytes.Buffer, error) {
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
 	u := *c.baseURL
 	u.Path = c.baseURL.Path + r.path
 	// Spaces as %20, not form encoding's "+": a timestamp in filters_json

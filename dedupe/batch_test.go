@@ -259,3 +259,52 @@ func checkSettleMany(t *testing.T, s settleManyStore, between func()) []dedupe.C
 	}
 	return ch
 }
+
+// TestRedisAliasScriptsFlushed checks that PutAliases and ReserveAliases,
+// which run their scripts by digest, still work on a Redis that lost its
+// scripts (a restart): the calls the digest missed are run again.
+func TestRedisAliasScriptsFlushed(t *testing.T) {
+	srv := dedupetest.StartServer(t)
+	c := redis.NewClient(srv.Options())
+	t.Cleanup(func() { c.Close() })
+	s := dedupe.NewRedis(c, dedupe.RedisOptions{Prefix: "p:"})
+	ctx := t.Context()
+	flush := func() {
+		t.Helper()
+		if err := c.ScriptFlush(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a1 := dedupe.Key{FeedID: "a", ExternalID: "e1"}
+	b1 := dedupe.Key{FeedID: "b", ExternalID: "x"}
+	global := dedupe.AliasFP{FP: "u:example.com/one"}
+	feed := dedupe.AliasFP{FeedID: "a", FP: "u:example.com/one"}
+	now := time.Now()
+	flush()
+	if err := s.PutAliases(ctx, []dedupe.Alias{{AliasFP: feed, Target: a1, Type: "story"}, {AliasFP: global, Target: a1, Type: "story", Extra: "t"}}, now); err != nil {
+		t.Fatalf("PutAliases after a script flush: %v", err)
+	}
+	got, err := s.LookupAliases(ctx, []dedupe.AliasFP{feed, global}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got[0].Found || got[0].Target != a1 || !got[1].Found || got[1].Target != a1 || got[1].Extra != "t" {
+		t.Fatalf("aliases put after a script flush: %+v", got)
+	}
+	flush()
+	held, err := s.ReserveAliases(ctx, []dedupe.Alias{{AliasFP: global, Target: b1, Type: "story"}, {AliasFP: dedupe.AliasFP{FP: "u:example.com/two"}, Target: b1, Type: "story"}}, now)
+	if err != nil {
+		t.Fatalf("ReserveAliases after a script flush: %v", err)
+	}
+	if held[0].Target != a1 || held[1].Target != b1 || held[1].Since.IsZero() {
+		t.Fatalf("reservations after a script flush: %+v", held)
+	}
+	// The first holder keeps an alias across feeds, whatever the script's state.
+	flush()
+	if err := s.PutAliases(ctx, []dedupe.Alias{{AliasFP: global, Target: b1, Type: "story"}}, now); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = s.LookupAliases(ctx, []dedupe.AliasFP{global}, now); err != nil || got[0].Target != a1 {
+		t.Fatalf("alias across feeds after another target's put: %+v, %v", got, err)
+	}
+}

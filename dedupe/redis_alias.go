@@ -83,7 +83,9 @@ func (r *Redis) LookupAliases(ctx context.Context, fps []AliasFP, _ time.Time) (
 	return out, nil
 }
 
-// PutAliases implements [AliasIndex] in one pipeline.
+// PutAliases implements [AliasIndex] in one pipeline. The scripts run by
+// digest (EVALSHA): sending each one's source, as EVAL does, was most of
+// the bytes a first pass wrote to Redis for its aliases.
 func (r *Redis) PutAliases(ctx context.Context, aliases []Alias, _ time.Time) error {
 	if len(aliases) == 0 {
 		return nil
@@ -94,6 +96,8 @@ func (r *Redis) PutAliases(ctx context.Context, aliases []Alias, _ time.Time) er
 		}
 	}
 	pipe := r.c.Pipeline()
+	var calls []scriptCall
+	var across []*redis.Cmd
 	for _, a := range aliases {
 		ttl := a.TTL
 		if ttl <= 0 {
@@ -104,16 +108,43 @@ func (r *Redis) PutAliases(ctx context.Context, aliases []Alias, _ time.Time) er
 			pipe.Set(ctx, key, aliasValue(a), ttl)
 			continue
 		}
-		putFirstScript.Eval(ctx, pipe, []string{key}, aliasValue(a), strconv.FormatInt(ttl.Milliseconds(), 10), a.Target.String())
+		c := scriptCall{keys: []string{key}, args: []any{aliasValue(a), strconv.FormatInt(ttl.Milliseconds(), 10), a.Target.String()}}
+		calls = append(calls, c)
+		across = append(across, putFirstScript.EvalSha(ctx, pipe, c.keys, c.args...))
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
+	cmds, err := pipe.Exec(ctx)
+	if err != nil && !isReplyError(err) {
 		return fmt.Errorf("redis put aliases: %w", err)
+	}
+	for _, c := range cmds {
+		if err := c.Err(); err != nil && !isNoScript(err) {
+			return fmt.Errorf("redis put aliases: %w", err)
+		}
+	}
+	// A restarted Redis has lost the script: those calls did not run.
+	var missing []scriptCall
+	for i, c := range across {
+		if isNoScript(c.Err()) {
+			missing = append(missing, calls[i])
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	again, err := r.runPipelined(ctx, putFirstScript, missing)
+	if err != nil {
+		return fmt.Errorf("redis put aliases: %w", err)
+	}
+	for _, c := range again {
+		if err := c.Err(); err != nil {
+			return fmt.Errorf("redis put aliases: %w", err)
+		}
 	}
 	return nil
 }
 
 // ReserveAliases implements [AliasIndex]: one script per fingerprint, each
-// on one key (Cluster-legal), in one pipeline.
+// on one key (Cluster-legal), in one pipeline, by digest.
 func (r *Redis) ReserveAliases(ctx context.Context, aliases []Alias, now time.Time) ([]Alias, error) {
 	if err := checkReserve(aliases); err != nil {
 		return nil, err
@@ -122,17 +153,18 @@ func (r *Redis) ReserveAliases(ctx context.Context, aliases []Alias, now time.Ti
 	if len(aliases) == 0 {
 		return out, nil
 	}
-	pipe := r.c.Pipeline()
-	cmds := make([]*redis.Cmd, len(aliases))
+	nowMS := strconv.FormatInt(ms(now), 10)
+	calls := make([]scriptCall, len(aliases))
 	for i, a := range aliases {
 		ttl := a.TTL
 		if ttl <= 0 {
 			ttl = r.retention
 		}
-		cmds[i] = reserveScript.Eval(ctx, pipe, []string{r.aliasKey(a.AliasFP)}, aliasValue(a),
-			strconv.FormatInt(ttl.Milliseconds(), 10), a.Target.String(), strconv.FormatInt(ms(now), 10))
+		calls[i] = scriptCall{keys: []string{r.aliasKey(a.AliasFP)}, args: []any{aliasValue(a),
+			strconv.FormatInt(ttl.Milliseconds(), 10), a.Target.String(), nowMS}}
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
+	cmds, err := r.runPipelined(ctx, reserveScript, calls)
+	if err != nil {
 		return nil, fmt.Errorf("redis reserve aliases: %w", err)
 	}
 	for i, c := range cmds {

@@ -22,7 +22,7 @@ import (
 // job from work, to check that job's claim in the round trip recording
 // this outcome; it returns that job, to be delivered next.
 func (p *Publisher) deliver(soft, hard context.Context, j job, ops chan<- *storeReq, work <-chan job) *job {
-	log := p.log.With("feed", j.Key.FeedID, "external_id", j.Key.ExternalID)
+	log := itemLogger(p.log, j.Key.FeedID, j.Key.ExternalID)
 	// Not sent yet: a shutdown gives the item back rather than starting.
 	if soft.Err() != nil {
 		p.settle(hard, log, j, release(j, time.Time{}), ops, nil)
@@ -81,7 +81,15 @@ func (p *Publisher) deliver(soft, hard context.Context, j job, ops chan<- *store
 		log.Log(hard, lv, "delivery failed; will retry", append(attrs, "status", r.s.Status, "retry_at", r.s.Next, "cause", r.err)...)
 	}
 	next := p.takeNext(soft, ops, work)
-	p.settle(hard, log, j, r.s, ops, next)
+	check := next
+	if next != nil && time.Since(next.at) < p.checkFresh()/2 {
+		// Its claim is recent enough to stand for the check before its
+		// send (see checkFresh) after this outcome's round trip: no
+		// renewal rides with it. Older, it is checked here, or by a round
+		// trip of its own if the claim is older still by the send.
+		check = nil
+	}
+	p.settle(hard, log, j, r.s, ops, check)
 	if r.s.Kind != dedupe.Retry {
 		p.backlog.finished()
 	}

@@ -26,11 +26,17 @@ type backlog struct {
 	limit int
 	stall time.Duration
 
-	mu       sync.Mutex
-	n        int
-	senders  int           // delivery loops running
-	stalled  bool          // a wait gave up; none waits until progress
-	progress chan struct{} // closed (and replaced) when an item finishes
+	mu      sync.Mutex
+	n       int
+	senders int  // delivery loops running
+	stalled bool // a wait gave up; none waits until progress
+	waiting int  // Accepts in wait
+	// progress is closed (and replaced) when waiting Accepts may go on:
+	// the count fell to the limit. Waking every waiter at each item
+	// delivered, to find the count still over, cost a pass thousands of
+	// wake-ups for nothing.
+	progress   chan struct{}
+	lastFinish time.Time // when an item last finished
 }
 
 // backlogStall is how long Accept waits without a delivery finishing.
@@ -77,8 +83,11 @@ func (b *backlog) finished() {
 		b.n--
 	}
 	b.stalled = false
-	close(b.progress)
-	b.progress = make(chan struct{})
+	b.lastFinish = time.Now()
+	if b.waiting > 0 && b.n <= b.limit {
+		close(b.progress)
+		b.progress = make(chan struct{})
+	}
 	b.mu.Unlock()
 }
 
@@ -94,28 +103,43 @@ func (b *backlog) wait(ctx context.Context) (waited bool, err error) {
 			timer.Stop()
 		}
 	}()
+	start := time.Now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	for {
-		b.mu.Lock()
 		if b.n <= b.limit || b.senders == 0 || b.stalled {
-			b.mu.Unlock()
 			return waited, nil
 		}
+		// The stall is counted from the wait's start or the last item
+		// finished, whichever is later.
+		left := b.stall - time.Since(start)
+		if b.lastFinish.After(start) {
+			left = b.stall - time.Since(b.lastFinish)
+		}
+		if left <= 0 {
+			b.stalled = true
+			continue
+		}
 		progress := b.progress
+		b.waiting++
 		b.mu.Unlock()
 		waited = true
 		if timer == nil {
-			timer = time.NewTimer(b.stall)
+			timer = time.NewTimer(left)
 		} else {
-			timer.Reset(b.stall)
+			timer.Reset(left)
 		}
+		var err error
 		select {
 		case <-ctx.Done():
-			return waited, ctx.Err()
+			err = ctx.Err()
 		case <-progress:
 		case <-timer.C:
-			b.mu.Lock()
-			b.stalled = true
-			b.mu.Unlock()
+		}
+		b.mu.Lock()
+		b.waiting--
+		if err != nil {
+			return waited, err
 		}
 	}
 }

@@ -84,8 +84,31 @@ type itemPrints struct {
 const simBands = 4
 
 func digest(kind byte, s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return string(kind) + ":" + base64.RawURLEncoding.EncodeToString(sum[:12])
+	return digestBytes(kind, []byte(s))
+}
+
+// digestBytes is digest of b, built in one allocation (the result).
+func digestBytes(kind byte, b []byte) string {
+	sum := sha256.Sum256(b)
+	var out [2 + 16]byte // 12 bytes are 16 in unpadded base64
+	out[0], out[1] = kind, ':'
+	base64.RawURLEncoding.Encode(out[2:], sum[:12])
+	return string(out[:])
+}
+
+// bandPrint is the text fingerprint of one band of a SimHash:
+// digest('b', fmt.Sprintf("%s|%d|%04x", day, band, bits)), without fmt.
+func bandPrint(day string, band int, bits uint64) string {
+	var buf [64]byte
+	b := append(buf[:0], day...)
+	b = append(b, '|')
+	b = strconv.AppendInt(b, int64(band), 10)
+	b = append(b, '|')
+	for shift := 12; shift > 0 && bits>>shift == 0; shift -= 4 {
+		b = append(b, '0') // %04x
+	}
+	b = strconv.AppendUint(b, bits, 16)
+	return digestBytes('b', b)
 }
 
 func printsOf(pl *transform.Payload, text bool) itemPrints {
@@ -113,8 +136,9 @@ func printsOf(pl *transform.Payload, text bool) itemPrints {
 		if sim, ok := transform.BodySimHash(pl.Body); ok {
 			day := pl.PublishDate.UTC().Format(time.DateOnly)
 			ip.sim = sim
+			ip.bands = make([]string, 0, simBands)
 			for b := range simBands {
-				ip.bands = append(ip.bands, digest('b', fmt.Sprintf("%s|%d|%04x", day, b, (sim>>(16*b))&0xffff)))
+				ip.bands = append(ip.bands, bandPrint(day, b, (sim>>(16*b))&0xffff))
 			}
 		}
 	}
@@ -130,6 +154,9 @@ type repostPlan struct {
 	prints  []itemPrints
 	shared  map[string]bool // fingerprints several items of the fetch have
 	matches map[int]repostMatch
+	// reserved are the across-feed fingerprints reserveAcross found held
+	// by their own item after its reservation (nil: none).
+	reserved map[string]bool
 }
 
 // matchReposts looks the fetch's new items (and, for changed ones, their
@@ -296,7 +323,10 @@ func aliasesOf(feedID string, kept []*transform.Payload, status []dedupe.Status,
 			if target.FeedID == feedID {
 				out = append(out, dedupe.Alias{AliasFP: dedupe.AliasFP{FeedID: feedID, FP: fp}, Target: target, Type: typ, Extra: ip.title})
 			}
-			if o.AcrossFeeds {
+			// An alias this fetch reserved for the item itself holds what
+			// putting it would write (the reservation's time is kept by a
+			// put anyway): one write per fingerprint fewer.
+			if o.AcrossFeeds && (matched || !plan.reserved[fp]) {
 				out = append(out, dedupe.Alias{AliasFP: dedupe.AliasFP{FP: fp}, Target: target, Type: typ, Extra: ip.title})
 			}
 		}

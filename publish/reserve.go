@@ -64,6 +64,7 @@ func (p *Publisher) reserveAcross(ctx context.Context, ai dedupe.AliasIndex, fee
 		hasOther bool
 	}
 	v := map[int]*verdict{}
+	plan.reserved = make(map[string]bool, len(as))
 	for n, h := range held {
 		i := owner[n]
 		vi := v[i]
@@ -72,6 +73,9 @@ func (p *Publisher) reserveAcross(ctx context.Context, ai dedupe.AliasIndex, fee
 			v[i] = vi
 		}
 		if h.Target == as[n].Target {
+			// Held by this item now, with the value and TTL aliasesOf
+			// would put again after the commit: that put is skipped.
+			plan.reserved[as[n].FP] = true
 			if !vi.hasOwn || h.Since.Before(vi.own) {
 				vi.own, vi.hasOwn = h.Since, true
 			}
