@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/PuerkitoBio/goquery"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -55,25 +54,26 @@ func parseContent(src string, base *url.URL) *content {
 	}
 	c.firstSrc, c.hasFirstSrc = firstImgSrc(c.root)
 
-	prune(c.root)
-	doc := goquery.NewDocumentFromNode(c.root)
-	doc.FindMatcher(nodeMatcher(func(n *html.Node) bool { return n.DataAtom == atom.Img })).Each(func(_ int, s *goquery.Selection) {
-		c.handleImage(s.Get(0), base)
-	})
-	doc.FindMatcher(nodeMatcher(func(n *html.Node) bool { return n.DataAtom == atom.A })).Each(func(_ int, s *goquery.Selection) {
-		n := s.Get(0)
+	// The elements each step works on, in document order, gathered by
+	// the pruning walk: one walk where goquery made one per step.
+	var steps domSteps
+	steps.prune(c.root)
+	for _, n := range steps.images {
+		c.handleImage(n, base)
+	}
+	for _, n := range steps.links {
 		resolveAttr(n, "href", base, true)
 		// Share buttons and feedflare links are empty once their images are
 		// gone; an empty link is invisible anyway.
 		if isEmpty(n) {
-			s.Remove()
+			removeNode(n)
 		}
-	})
-	doc.FindMatcher(nodeMatcher(func(n *html.Node) bool {
-		return n.DataAtom == atom.Blockquote || n.DataAtom == atom.Q || n.DataAtom == atom.Del || n.DataAtom == atom.Ins
-	})).Each(func(_ int, s *goquery.Selection) {
-		resolveAttr(s.Get(0), "cite", base, false)
-	})
+	}
+	// A quote inside a link removed above is out of the tree: resolving
+	// its cite changes nothing that is written.
+	for _, n := range steps.quotes {
+		resolveAttr(n, "cite", base, false)
+	}
 	return c
 }
 
@@ -159,11 +159,17 @@ func (c *content) render() string {
 // text returns the cleaned fragment's plain text.
 func (c *content) text() string { return nodeText(c.root, c.size) }
 
+// domSteps holds the elements the DOM steps after pruning work on.
+type domSteps struct {
+	images, links, quotes []*html.Node
+}
+
 // prune removes junk elements (see isJunk) and comments, and drops every
 // attribute the sanitizer would drop anyway. The sanitizer still decides;
 // this makes its input smaller (feed HTML is heavy with class, style and
-// data- attributes) and keeps them out of the image and link steps.
-func prune(n *html.Node) {
+// data- attributes) and keeps them out of the image and link steps. It
+// gathers the images, links and quotes that remain, in document order.
+func (s *domSteps) prune(n *html.Node) {
 	for c := n.FirstChild; c != nil; {
 		next := c.NextSibling
 		switch {
@@ -177,7 +183,15 @@ func prune(n *html.Node) {
 				}
 			}
 			c.Attr = kept
-			prune(c)
+			switch c.DataAtom {
+			case atom.Img:
+				s.images = append(s.images, c)
+			case atom.A:
+				s.links = append(s.links, c)
+			case atom.Blockquote, atom.Q, atom.Del, atom.Ins:
+				s.quotes = append(s.quotes, c)
+			}
+			s.prune(c)
 		}
 		c = next
 	}
@@ -194,37 +208,6 @@ func keepAttr(el atom.Atom, key string) bool {
 		return el == atom.Img
 	}
 	return false
-}
-
-// nodeMatcher adapts a predicate to goquery's Matcher.
-type nodeMatcher func(*html.Node) bool
-
-func (m nodeMatcher) Match(n *html.Node) bool { return m(n) }
-
-// MatchAll returns n and its descendants that match, in document order.
-func (m nodeMatcher) MatchAll(n *html.Node) []*html.Node {
-	var out []*html.Node
-	var walk func(*html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.ElementNode && m(n) {
-			out = append(out, n)
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
-	walk(n)
-	return out
-}
-
-func (m nodeMatcher) Filter(ns []*html.Node) []*html.Node {
-	var out []*html.Node
-	for _, n := range ns {
-		if m(n) {
-			out = append(out, n)
-		}
-	}
-	return out
 }
 
 // isJunk reports elements removed with everything inside them: active
