@@ -61,12 +61,12 @@ func parseContent(src string, base *url.URL) *content {
 	for _, n := range steps.images {
 		c.handleImage(n, base)
 	}
-	for _, n := range steps.links {
-		resolveAttr(n, "href", base, true)
+	for _, l := range steps.links {
+		resolveHref(l.n, l.href, base)
 		// Share buttons and feedflare links are empty once their images are
 		// gone; an empty link is invisible anyway.
-		if isEmpty(n) {
-			removeNode(n)
+		if isEmpty(l.n) {
+			removeNode(l.n)
 		}
 	}
 	// A quote inside a link removed above is out of the tree: resolving
@@ -161,7 +161,15 @@ func (c *content) text() string { return nodeText(c.root, c.size) }
 
 // domSteps holds the elements the DOM steps after pruning work on.
 type domSteps struct {
-	images, links, quotes []*html.Node
+	images, quotes []*html.Node
+	links          []link
+}
+
+// link is an <a> and its href as isJunk parsed it (nil when it has none or
+// it did not parse).
+type link struct {
+	n    *html.Node
+	href *url.URL
 }
 
 // prune removes junk elements (see isJunk) and comments, and drops every
@@ -172,8 +180,9 @@ type domSteps struct {
 func (s *domSteps) prune(n *html.Node) {
 	for c := n.FirstChild; c != nil; {
 		next := c.NextSibling
+		junk, href := isJunk(c)
 		switch {
-		case c.Type == html.CommentNode || isJunk(c):
+		case c.Type == html.CommentNode || junk:
 			n.RemoveChild(c)
 		case c.Type == html.ElementNode:
 			kept := c.Attr[:0]
@@ -187,7 +196,7 @@ func (s *domSteps) prune(n *html.Node) {
 			case atom.Img:
 				s.images = append(s.images, c)
 			case atom.A:
-				s.links = append(s.links, c)
+				s.links = append(s.links, link{n: c, href: href})
 			case atom.Blockquote, atom.Q, atom.Del, atom.Ins:
 				s.quotes = append(s.quotes, c)
 			}
@@ -212,35 +221,36 @@ func keepAttr(el atom.Atom, key string) bool {
 
 // isJunk reports elements removed with everything inside them: active
 // content, forms, document-level elements (<base> among them, so it cannot
-// redirect relative URLs) and feed-ad blocks.
-func isJunk(n *html.Node) bool {
+// redirect relative URLs) and feed-ad blocks. For a link it returns the
+// href it parsed, for the link step to resolve.
+func isJunk(n *html.Node) (bool, *url.URL) {
 	if n.Type != html.ElementNode {
-		return false
+		return false, nil
 	}
 	if n.Namespace != "" { // inside <svg> or <math>
-		return true
+		return true, nil
 	}
 	switch n.DataAtom {
 	case atom.Script, atom.Style, atom.Iframe, atom.Frame, atom.Frameset, atom.Object, atom.Embed, atom.Applet,
 		atom.Form, atom.Input, atom.Button, atom.Select, atom.Textarea, atom.Base, atom.Meta, atom.Link,
 		atom.Svg, atom.Math, atom.Template, atom.Noscript, atom.Audio, atom.Video, atom.Canvas, atom.Dialog,
 		atom.Head, atom.Title, atom.Noembed, atom.Noframes:
-		return true
+		return true, nil
 	case atom.Div, atom.P, atom.Span, atom.Table:
 		for class := range strings.FieldsSeq(attr(n, "class")) {
 			switch strings.ToLower(class) {
 			case "feedflare", "mf-viral", "feedburnerfeedblock", "pheedo", "fb-ad", "feedsportal-ad":
-				return true
+				return true, nil
 			}
 		}
 	case atom.A:
 		if href := attr(n, "href"); href != "" {
-			if u, err := url.Parse(strings.TrimSpace(href)); err == nil && isAdLink(u) {
-				return true
+			if u, err := url.Parse(strings.TrimSpace(href)); err == nil {
+				return isAdLink(u), u
 			}
 		}
 	}
-	return false
+	return false, nil
 }
 
 // isAdLink reports links that feed services insert as ads or share buttons.
@@ -356,6 +366,24 @@ func resolveAttr(n *html.Node, key string, base *url.URL, allowMailto bool) {
 		return
 	}
 	removeAttr(n, key)
+}
+
+// resolveHref is resolveAttr for a link's href, which isJunk parsed as u
+// (nil when it did not): the parse is not repeated where absoluteURL
+// would parse the same text.
+func resolveHref(n *html.Node, u *url.URL, base *url.URL) {
+	v := attr(n, "href")
+	raw := strings.TrimSpace(v)
+	if u == nil || raw == "" || len(raw) > maxURLLen || strings.ContainsAny(raw, "\t\n\r") ||
+		strings.HasPrefix(strings.ToLower(raw), "mailto:") {
+		resolveAttr(n, "href", base, true)
+		return
+	}
+	if abs, ok := resolveURL(u, raw, base); ok {
+		setAttr(n, "href", abs.String())
+		return
+	}
+	removeAttr(n, "href")
 }
 
 func attr(n *html.Node, key string) string {

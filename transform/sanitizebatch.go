@@ -25,8 +25,10 @@ type sanitizeBatch struct {
 
 	tags []byte // the distinct tags to judge, separated by NUL
 	// index finds a tag's number among them by its hash (a string key
-	// would copy every tag); ends holds where each one ends in tags.
-	index   map[uint64][]int32
+	// would copy every tag): the newest tag with that hash, then the one
+	// before it in prev. ends holds where each tag ends in tags.
+	index   map[uint64]int32
+	prev    []int32
 	ends    []int
 	seed    maphash.Seed
 	slots   []int32 // each pending body's tags, as numbers, in walk order
@@ -87,13 +89,20 @@ func (bt *sanitizeBatch) collect(c *content) bool {
 func (bt *sanitizeBatch) tag(name string, attrs []html.Attribute, void bool) int32 {
 	bt.scratch = appendTag(bt.scratch[:0], name, attrs, void)
 	h := maphash.Bytes(bt.seed, bt.scratch)
-	for _, i := range bt.index[h] {
-		if bytes.Equal(bt.judged(i), bt.scratch) {
-			return i
+	last, seen := bt.index[h]
+	if seen {
+		for i := last; i >= 0; i = bt.prev[i] {
+			if bytes.Equal(bt.judged(i), bt.scratch) {
+				return i
+			}
 		}
+	} else {
+		last = -1
 	}
 	if bt.index == nil {
-		bt.index = make(map[uint64][]int32)
+		// Sized for a feed's worth of links and images.
+		bt.index = make(map[uint64]int32, 256)
+		bt.tags = make([]byte, 0, 16<<10)
 	}
 	if len(bt.ends) > 0 {
 		// NUL separates the verdicts: check refused it in attribute
@@ -103,7 +112,8 @@ func (bt *sanitizeBatch) tag(name string, attrs []html.Attribute, void bool) int
 	bt.tags = append(bt.tags, bt.scratch...)
 	i := int32(len(bt.ends))
 	bt.ends = append(bt.ends, len(bt.tags))
-	bt.index[h] = append(bt.index[h], i)
+	bt.prev = append(bt.prev, last)
+	bt.index[h] = i
 	return i
 }
 
@@ -196,5 +206,6 @@ func (bt *sanitizeBatch) flush() {
 	bt.tags = bt.tags[:0]
 	clear(bt.index)
 	bt.ends = bt.ends[:0]
+	bt.prev = bt.prev[:0]
 	bt.slots = bt.slots[:0]
 }
