@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/PuerkitoBio/goquery"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -55,25 +54,26 @@ func parseContent(src string, base *url.URL) *content {
 	}
 	c.firstSrc, c.hasFirstSrc = firstImgSrc(c.root)
 
-	prune(c.root)
-	doc := goquery.NewDocumentFromNode(c.root)
-	doc.FindMatcher(nodeMatcher(func(n *html.Node) bool { return n.DataAtom == atom.Img })).Each(func(_ int, s *goquery.Selection) {
-		c.handleImage(s.Get(0), base)
-	})
-	doc.FindMatcher(nodeMatcher(func(n *html.Node) bool { return n.DataAtom == atom.A })).Each(func(_ int, s *goquery.Selection) {
-		n := s.Get(0)
-		resolveAttr(n, "href", base, true)
+	// The elements each step works on, in document order, gathered by
+	// the pruning walk: one walk where goquery made one per step.
+	var steps domSteps
+	steps.prune(c.root)
+	for _, n := range steps.images {
+		c.handleImage(n, base)
+	}
+	for _, l := range steps.links {
+		resolveHref(l.n, l.href, base)
 		// Share buttons and feedflare links are empty once their images are
 		// gone; an empty link is invisible anyway.
-		if isEmpty(n) {
-			s.Remove()
+		if isEmpty(l.n) {
+			removeNode(l.n)
 		}
-	})
-	doc.FindMatcher(nodeMatcher(func(n *html.Node) bool {
-		return n.DataAtom == atom.Blockquote || n.DataAtom == atom.Q || n.DataAtom == atom.Del || n.DataAtom == atom.Ins
-	})).Each(func(_ int, s *goquery.Selection) {
-		resolveAttr(s.Get(0), "cite", base, false)
-	})
+	}
+	// A quote inside a link removed above is out of the tree: resolving
+	// its cite changes nothing that is written.
+	for _, n := range steps.quotes {
+		resolveAttr(n, "cite", base, false)
+	}
 	return c
 }
 
@@ -159,15 +159,30 @@ func (c *content) render() string {
 // text returns the cleaned fragment's plain text.
 func (c *content) text() string { return nodeText(c.root, c.size) }
 
+// domSteps holds the elements the DOM steps after pruning work on.
+type domSteps struct {
+	images, quotes []*html.Node
+	links          []link
+}
+
+// link is an <a> and its href as isJunk parsed it (nil when it has none or
+// it did not parse).
+type link struct {
+	n    *html.Node
+	href *url.URL
+}
+
 // prune removes junk elements (see isJunk) and comments, and drops every
 // attribute the sanitizer would drop anyway. The sanitizer still decides;
 // this makes its input smaller (feed HTML is heavy with class, style and
-// data- attributes) and keeps them out of the image and link steps.
-func prune(n *html.Node) {
+// data- attributes) and keeps them out of the image and link steps. It
+// gathers the images, links and quotes that remain, in document order.
+func (s *domSteps) prune(n *html.Node) {
 	for c := n.FirstChild; c != nil; {
 		next := c.NextSibling
+		junk, href := isJunk(c)
 		switch {
-		case c.Type == html.CommentNode || isJunk(c):
+		case c.Type == html.CommentNode || junk:
 			n.RemoveChild(c)
 		case c.Type == html.ElementNode:
 			kept := c.Attr[:0]
@@ -177,7 +192,15 @@ func prune(n *html.Node) {
 				}
 			}
 			c.Attr = kept
-			prune(c)
+			switch c.DataAtom {
+			case atom.Img:
+				s.images = append(s.images, c)
+			case atom.A:
+				s.links = append(s.links, link{n: c, href: href})
+			case atom.Blockquote, atom.Q, atom.Del, atom.Ins:
+				s.quotes = append(s.quotes, c)
+			}
+			s.prune(c)
 		}
 		c = next
 	}
@@ -196,68 +219,38 @@ func keepAttr(el atom.Atom, key string) bool {
 	return false
 }
 
-// nodeMatcher adapts a predicate to goquery's Matcher.
-type nodeMatcher func(*html.Node) bool
-
-func (m nodeMatcher) Match(n *html.Node) bool { return m(n) }
-
-// MatchAll returns n and its descendants that match, in document order.
-func (m nodeMatcher) MatchAll(n *html.Node) []*html.Node {
-	var out []*html.Node
-	var walk func(*html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.ElementNode && m(n) {
-			out = append(out, n)
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
-	walk(n)
-	return out
-}
-
-func (m nodeMatcher) Filter(ns []*html.Node) []*html.Node {
-	var out []*html.Node
-	for _, n := range ns {
-		if m(n) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
 // isJunk reports elements removed with everything inside them: active
 // content, forms, document-level elements (<base> among them, so it cannot
-// redirect relative URLs) and feed-ad blocks.
-func isJunk(n *html.Node) bool {
+// redirect relative URLs) and feed-ad blocks. For a link it returns the
+// href it parsed, for the link step to resolve.
+func isJunk(n *html.Node) (bool, *url.URL) {
 	if n.Type != html.ElementNode {
-		return false
+		return false, nil
 	}
 	if n.Namespace != "" { // inside <svg> or <math>
-		return true
+		return true, nil
 	}
 	switch n.DataAtom {
 	case atom.Script, atom.Style, atom.Iframe, atom.Frame, atom.Frameset, atom.Object, atom.Embed, atom.Applet,
 		atom.Form, atom.Input, atom.Button, atom.Select, atom.Textarea, atom.Base, atom.Meta, atom.Link,
 		atom.Svg, atom.Math, atom.Template, atom.Noscript, atom.Audio, atom.Video, atom.Canvas, atom.Dialog,
 		atom.Head, atom.Title, atom.Noembed, atom.Noframes:
-		return true
+		return true, nil
 	case atom.Div, atom.P, atom.Span, atom.Table:
 		for class := range strings.FieldsSeq(attr(n, "class")) {
 			switch strings.ToLower(class) {
 			case "feedflare", "mf-viral", "feedburnerfeedblock", "pheedo", "fb-ad", "feedsportal-ad":
-				return true
+				return true, nil
 			}
 		}
 	case atom.A:
 		if href := attr(n, "href"); href != "" {
-			if u, err := url.Parse(strings.TrimSpace(href)); err == nil && isAdLink(u) {
-				return true
+			if u, err := url.Parse(strings.TrimSpace(href)); err == nil {
+				return isAdLink(u), u
 			}
 		}
 	}
-	return false
+	return false, nil
 }
 
 // isAdLink reports links that feed services insert as ads or share buttons.
@@ -373,6 +366,24 @@ func resolveAttr(n *html.Node, key string, base *url.URL, allowMailto bool) {
 		return
 	}
 	removeAttr(n, key)
+}
+
+// resolveHref is resolveAttr for a link's href, which isJunk parsed as u
+// (nil when it did not): the parse is not repeated where absoluteURL
+// would parse the same text.
+func resolveHref(n *html.Node, u *url.URL, base *url.URL) {
+	v := attr(n, "href")
+	raw := strings.TrimSpace(v)
+	if u == nil || raw == "" || len(raw) > maxURLLen || strings.ContainsAny(raw, "\t\n\r") ||
+		strings.HasPrefix(strings.ToLower(raw), "mailto:") {
+		resolveAttr(n, "href", base, true)
+		return
+	}
+	if abs, ok := resolveURL(u, raw, base); ok {
+		setAttr(n, "href", abs.String())
+		return
+	}
+	removeAttr(n, "href")
 }
 
 func attr(n *html.Node, key string) string {

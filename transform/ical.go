@@ -209,7 +209,7 @@ func (m *Mapping) mapOccurrence(r *Result, feed *gofeed.Feed, o occurrence, canc
 	ev := &Event{Start: o.start, End: o.end, AllDay: &allDay, TimeZoneID: copyPtr(m.event.timeZoneID),
 		Location: plainText(html.EscapeString(propText(c.Props, ical.PropLocation))), RegistrationURL: link}
 	eventAddress(c, ev)
-	m.mapItem(r, feed, item, id, link, nil, time.Time{}, map[string]*time.Location{}, ev)
+	m.mapItem(r, feed, item, id, link, nil, time.Time{}, map[string]*time.Location{}, ev, nil)
 	if r.Payload != nil && cancelled {
 		r.Payload.Cancelled = true
 		r.Payload.Hash = r.Payload.computeHash()

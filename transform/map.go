@@ -97,6 +97,7 @@ func (m *Mapping) Map(feed *gofeed.Feed, now time.Time) []Result {
 	results := make([]Result, len(feed.Items))
 	seen := make(map[string]int, len(feed.Items))
 	zones := map[string]*time.Location{}
+	bodies := m.sanitizer.batch()
 	for i, item := range feed.Items {
 		r := &results[i]
 		r.Warning = warning
@@ -110,8 +111,9 @@ func (m *Mapping) Map(feed *gofeed.Feed, now time.Time) []Result {
 			continue
 		}
 		seen[id] = i
-		m.mapItem(r, feed, item, id, links[i], feedBase, now, zones, nil)
+		m.mapItem(r, feed, item, id, links[i], feedBase, now, zones, nil, bodies)
 	}
+	bodies.flush()
 	return results
 }
 
@@ -160,8 +162,10 @@ func (d *itemData) gofeedImage(item *gofeed.Item, desc func() *content) *gofeed.
 
 // mapItem runs the steps of the package comment for one item. ev, when
 // not nil, is an event read already (an iCalendar VEVENT): the item is an
-// Event with those fields, whatever the type settings say.
-func (m *Mapping) mapItem(r *Result, feed *gofeed.Feed, item *gofeed.Item, id, link string, feedBase *url.URL, now time.Time, zones map[string]*time.Location, ev *Event) {
+// Event with those fields, whatever the type settings say. bodies, when
+// not nil, takes the body to sanitize: the payload's Body and Hash are
+// set when the caller flushes it.
+func (m *Mapping) mapItem(r *Result, feed *gofeed.Feed, item *gofeed.Item, id, link string, feedBase *url.URL, now time.Time, zones map[string]*time.Location, ev *Event, bodies *sanitizeBatch) {
 	d := &itemData{link: link, base: feedBase}
 	// URLs in the content resolve against the item's page; gofeed has
 	// already resolved Atom content against xml:base.
@@ -323,8 +327,12 @@ func (m *Mapping) mapItem(r *Result, feed *gofeed.Feed, item *gofeed.Item, id, l
 	}
 
 	// Sanitize last, then hash.
-	p.Body = m.sanitizer.sanitize(d.bodyContent())
-	p.Hash = p.computeHash()
+	if bodies != nil {
+		bodies.add(d.bodyContent(), &p.Body, p)
+	} else {
+		p.Body = m.sanitizer.sanitize(d.bodyContent())
+		p.Hash = p.computeHash()
+	}
 	r.Payload = p
 	r.requireImage = m.requireImage
 	r.NeedsOGImage = needsOG

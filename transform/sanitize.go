@@ -39,57 +39,41 @@ func newBodySanitizer(p *bluemonday.Policy) *bodySanitizer {
 
 // sanitize returns the content's body HTML, sanitized and trimmed.
 func (s *bodySanitizer) sanitize(c *content) string {
-	if out, ok := s.sanitizeTree(c); ok {
-		return out
-	}
-	return strings.TrimSpace(s.policy.Sanitize(c.render()))
+	var out string
+	b := s.batch()
+	b.add(c, &out, nil)
+	b.flush()
+	return out
 }
 
 // sanitizeTree is sanitize by the tree walk alone; false when the tree
-// holds something the walk leaves to bluemonday. The walk goes twice over
-// the tree: first to check it and collect the allowed tags that have
-// attributes, which bluemonday then judges in one call (each tag's verdict
-// depends on nothing before it: no end tags and no skipped content are in
-// that call), then to write the output.
+// holds something the walk leaves to bluemonday (or bluemonday's answer
+// for its tags cannot be split).
 func (s *bodySanitizer) sanitizeTree(c *content) (string, bool) {
-	w := treeWalk{s: s}
-	for n := range c.root.ChildNodes() {
-		if !w.check(n) {
-			return "", false
-		}
+	b := s.batch()
+	if !b.collect(c) {
+		return "", false
 	}
-	if w.tagCount > 0 {
-		// NUL separates the verdicts: check refused it in attribute values,
-		// and bluemonday passes it through as text.
-		w.verdicts = strings.Split(s.policy.Sanitize(w.tags.String()), "\x00")
-		if len(w.verdicts) != w.tagCount {
-			return "", false
-		}
+	if !b.judge() {
+		return "", false
 	}
-	// The output is about the size of the source: grown once, not by
-	// doubling.
-	w.b.Grow(max(c.size, len(w.tags.String())) + 256)
-	for n := range c.root.ChildNodes() {
-		w.write(n)
-	}
-	return strings.TrimSpace(w.b.String()), true
+	return b.write(c, b.slots), true
 }
 
 // treeWalk is one sanitizing walk. skip is bluemonday's stack of end tags
 // to leave out: those of allowed elements it dropped for want of
 // attributes. It matches them by name, as bluemonday does.
 type treeWalk struct {
-	s        *bodySanitizer
-	b        strings.Builder
-	skip     []string
-	tags     strings.Builder // the tags to judge, separated by NUL
-	tagCount int
-	verdicts []string // bluemonday's output for each of tags, in order
+	bt    *sanitizeBatch
+	b     strings.Builder
+	skip  []string
+	slots []int32 // the verdicts of the body's tags with attributes, in order
 }
 
 // check reports whether n renders and tokenizes back to the same tokens
-// (see plainElement), and collects its allowed tags with attributes.
-func (w *treeWalk) check(n *html.Node) bool {
+// (see plainElement), and collects its allowed tags with attributes into
+// the batch.
+func (bt *sanitizeBatch) check(n *html.Node) bool {
 	switch n.Type {
 	case html.TextNode:
 		return strings.IndexByte(n.Data, 0) < 0
@@ -110,15 +94,11 @@ func (w *treeWalk) check(n *html.Node) bool {
 	if void && n.FirstChild != nil {
 		return false // Render fails on it
 	}
-	if w.s.allowed[name] && len(n.Attr) > 0 {
-		if w.tagCount > 0 {
-			w.tags.WriteByte(0)
-		}
-		writeTag(&w.tags, name, n.Attr, void)
-		w.tagCount++
+	if bt.s.allowed[name] && len(n.Attr) > 0 {
+		bt.slots = append(bt.slots, bt.tag(name, n.Attr, void))
 	}
 	for c := range n.ChildNodes() {
-		if !w.check(c) {
+		if !bt.check(c) {
 			return false
 		}
 	}
@@ -135,16 +115,22 @@ func (w *treeWalk) write(n *html.Node) {
 	}
 	name := n.Data
 	void := isVoid(name)
-	allowed := w.s.allowed[name]
+	allowed := w.bt.s.allowed[name]
 	if allowed {
-		out := w.s.bare[name]
+		var dropped bool
 		if len(n.Attr) > 0 {
-			out, w.verdicts = w.verdicts[0], w.verdicts[1:]
+			v := w.bt.verdict(w.slots[0])
+			w.slots = w.slots[1:]
+			w.b.Write(v)
+			dropped = len(v) == 0
+		} else {
+			out := w.bt.s.bare[name]
+			w.b.WriteString(out)
+			dropped = out == ""
 		}
-		if out == "" && !void {
+		if dropped && !void {
 			w.skip = append(w.skip, name)
 		}
-		w.b.WriteString(out)
 	}
 	if void {
 		return
@@ -168,30 +154,27 @@ func (w *treeWalk) write(n *html.Node) {
 // tagString is the start tag Render writes for an element: self-closing
 // for a void element.
 func tagString(name string, attrs []html.Attribute, void bool) string {
-	var b strings.Builder
-	writeTag(&b, name, attrs, void)
-	return b.String()
+	return string(appendTag(nil, name, attrs, void))
 }
 
-// writeTag writes the start tag Render writes for an element to b, as
+// appendTag appends the start tag Render writes for an element to b, as
 // html.Token's String does, without the token's own buffers and strings
 // (html.EscapeString is the escaping Token.String applies to attribute
 // values; TestWriteTagIsTokenString holds them equal).
-func writeTag(b *strings.Builder, name string, attrs []html.Attribute, void bool) {
-	b.WriteByte('<')
-	b.WriteString(name)
+func appendTag(b []byte, name string, attrs []html.Attribute, void bool) []byte {
+	b = append(b, '<')
+	b = append(b, name...)
 	for _, a := range attrs {
-		b.WriteByte(' ')
-		b.WriteString(a.Key)
-		b.WriteString(`="`)
-		b.WriteString(html.EscapeString(a.Val))
-		b.WriteByte('"')
+		b = append(b, ' ')
+		b = append(b, a.Key...)
+		b = append(b, `="`...)
+		b = append(b, html.EscapeString(a.Val)...)
+		b = append(b, '"')
 	}
 	if void {
-		b.WriteString("/>")
-	} else {
-		b.WriteByte('>')
+		return append(b, "/>"...)
 	}
+	return append(b, '>')
 }
 
 // plainElement reports element and attribute names that render and

@@ -221,3 +221,96 @@ func BenchmarkSanitize(b *testing.B) {
 		})
 	}
 }
+
+// TestSanitizeBatchCorpus sanitizes each corpus feed's bodies in one batch
+// (as Map does: tags shared between the bodies, one bluemonday call) and
+// checks each against bluemonday alone.
+func TestSanitizeBatchCorpus(t *testing.T) {
+	dir := corpusDir(t)
+	s := newBodySanitizer(newPolicy())
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bodies int
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		feed, err := feeds.Parse(data, "")
+		if err != nil {
+			continue
+		}
+		var contents []*content
+		for _, it := range feed.Items {
+			base, _ := url.Parse(it.Link)
+			for _, src := range []string{it.Content, it.Description} {
+				if strings.TrimSpace(src) != "" {
+					contents = append(contents, parseContent(src, base))
+				}
+			}
+		}
+		got := make([]string, len(contents))
+		b := s.batch()
+		for i, c := range contents {
+			b.add(c, &got[i], nil)
+		}
+		b.flush()
+		for i, c := range contents {
+			bodies++
+			if want := bluemondayBody(s, c); got[i] != want {
+				t.Errorf("%s body %d: batch differs from bluemonday\n got %q\nwant %q", e.Name(), i, got[i], want)
+			}
+		}
+	}
+	t.Logf("%d bodies", bodies)
+}
+
+// TestSanitizeBatchCases checks a batch whose bodies share tags, with bodies
+// the walk leaves to bluemonday between them, and more bodies than a batch
+// holds, against bluemonday alone; and that a payload's hash is computed
+// from its body.
+func TestSanitizeBatchCases(t *testing.T) {
+	t.Parallel()
+	s := newBodySanitizer(newPolicy())
+	base, _ := url.Parse("https://example.org/a/")
+	srcs := []string{
+		`<p><a href="/x">x</a> <img src="/i.png" width="100"></p>`,
+		`<xmp><b>raw</b></xmp><a href="/x">x</a>`,
+		`<p><a href="/x">x</a><a href="javascript:y">y</a></p>`,
+		`plain text`,
+		`<plaintext><a href="/x">`,
+		`<p><a href="/x">x</a> <img src="/i.png" width="100"> <a href="/z" title="t">z</a></p>`,
+	}
+	for range maxBatchBodies {
+		srcs = append(srcs, `<a href="/n">n</a><img src="/j.png">`)
+	}
+	var contents []*content
+	for _, src := range srcs {
+		contents = append(contents, parseContent(src, base))
+	}
+	got := make([]string, len(contents))
+	p := &Payload{Title: "t"}
+	b := s.batch()
+	for i, c := range contents {
+		if i == 2 {
+			b.add(c, &p.Body, p)
+			continue
+		}
+		b.add(c, &got[i], nil)
+	}
+	b.flush()
+	got[2] = p.Body
+	for i, c := range contents {
+		if want := bluemondayBody(s, c); got[i] != want {
+			t.Errorf("%q\n got %q\nwant %q", srcs[i], got[i], want)
+		}
+	}
+	if want := p.computeHash(); p.Hash != want || p.Body == "" {
+		t.Errorf("payload hash %q, body %q; want hash %q of the body", p.Hash, p.Body, want)
+	}
+}

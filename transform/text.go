@@ -62,31 +62,73 @@ func plainText(s string) string {
 
 // nodeText is plainText for an already parsed tree; size is the length of
 // its source, which the text does not exceed by much (entities decode
-// shorter; only block boundaries add spaces).
+// shorter; only block boundaries add spaces). The text is collapsed as it
+// is written, in one buffer; that equals collapsing the joined text
+// (collapseSpace) when every text node is valid UTF-8, as a decoded feed's
+// are: otherwise bytes of one rune could be split between two nodes, and
+// the text is joined first.
 func nodeText(n *html.Node, size int) string {
+	var w spaceCollapser
+	w.b.Grow(size)
+	if w.node(n) {
+		return w.b.String()
+	}
 	var b strings.Builder
 	b.Grow(size)
-	var walk func(*html.Node)
-	walk = func(n *html.Node) {
-		switch n.Type {
-		case html.TextNode:
-			b.WriteString(n.Data)
-			return
-		case html.ElementNode:
-			if skipsText(n.DataAtom) {
-				return
-			}
-			if isBlock(n.DataAtom) {
-				b.WriteByte(' ')
-				defer b.WriteByte(' ')
-			}
+	joinText(&b, n)
+	return collapseSpace(b.String())
+}
+
+// node writes n's text; false when a text node is not valid UTF-8.
+func (w *spaceCollapser) node(n *html.Node) bool {
+	switch n.Type {
+	case html.TextNode:
+		if !utf8.ValidString(n.Data) {
+			return false
 		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
+		w.writeString(n.Data)
+		return true
+	case html.ElementNode:
+		if skipsText(n.DataAtom) {
+			return true
+		}
+		if isBlock(n.DataAtom) {
+			w.writeSpace()
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				if !w.node(c) {
+					return false
+				}
+			}
+			w.writeSpace()
+			return true
 		}
 	}
-	walk(n)
-	return collapseSpace(b.String())
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if !w.node(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// joinText writes n's text, a space at each block boundary, uncollapsed.
+func joinText(b *strings.Builder, n *html.Node) {
+	switch n.Type {
+	case html.TextNode:
+		b.WriteString(n.Data)
+		return
+	case html.ElementNode:
+		if skipsText(n.DataAtom) {
+			return
+		}
+		if isBlock(n.DataAtom) {
+			b.WriteByte(' ')
+			defer b.WriteByte(' ')
+		}
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		joinText(b, c)
+	}
 }
 
 // skipsText reports elements whose text is code, styling or a fallback,
@@ -119,25 +161,64 @@ func isBlock(a atom.Atom) bool {
 // characters) and invalid UTF-8 are dropped, so that two texts that look the
 // same compare equal.
 func collapseSpace(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	space := false
+	if collapsedASCII(s) {
+		return s // most titles: nothing to change, nothing to copy
+	}
+	var w spaceCollapser
+	w.b.Grow(len(s))
+	w.writeString(s)
+	return w.b.String()
+}
+
+// collapsedASCII reports printable ASCII that collapseSpace leaves as it
+// is: no white space but single spaces between words.
+func collapsedASCII(s string) bool {
+	if s == "" || s[0] == ' ' || s[len(s)-1] == ' ' {
+		return s == ""
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < ' ' || c >= 0x7f || c == ' ' && s[i+1] == ' ' {
+			return false
+		}
+	}
+	return true
+}
+
+// spaceCollapser writes text collapsed as collapseSpace does, in pieces:
+// the pieces written are collapsed as if joined, provided no piece ends
+// inside a UTF-8 sequence.
+type spaceCollapser struct {
+	b     strings.Builder
+	space bool // white space seen since the last character written
+}
+
+// writeSpace is writeString(" ").
+func (w *spaceCollapser) writeSpace() { w.space = w.b.Len() > 0 }
+
+func (w *spaceCollapser) writeString(s string) {
 	for i := 0; i < len(s); {
 		// ASCII first: it is most of most feeds, and needs no decoding.
 		if c := s[i]; c < utf8.RuneSelf {
-			i++
-			switch {
-			case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
-				space = b.Len() > 0
-			case c < 0x20 || c == 0x7f:
-				// control character: dropped
-			default:
-				if space {
-					b.WriteByte(' ')
-					space = false
+			if c > ' ' && c < 0x7f {
+				// A run of printable characters is copied at once.
+				j := i + 1
+				for j < len(s) && s[j] > ' ' && s[j] < 0x7f {
+					j++
 				}
-				b.WriteByte(c)
+				if w.space {
+					w.b.WriteByte(' ')
+					w.space = false
+				}
+				w.b.WriteString(s[i:j])
+				i = j
+				continue
 			}
+			i++
+			if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' {
+				w.space = w.b.Len() > 0
+			}
+			// any other control character is dropped
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
@@ -146,20 +227,19 @@ func collapseSpace(s string) string {
 		case r == utf8.RuneError && size <= 1:
 			continue
 		case unicode.IsSpace(r):
-			space = b.Len() > 0
+			w.space = w.b.Len() > 0
 			continue
 		case r == '\u200b' || r == '\u200c' || r == '\u200d' || r == '\u2060' || r == '\ufeff' || r == '\u00ad':
 			continue
 		case unicode.IsControl(r):
 			continue
 		}
-		if space {
-			b.WriteByte(' ')
-			space = false
+		if w.space {
+			w.b.WriteByte(' ')
+			w.space = false
 		}
-		b.WriteString(s[i-size : i])
+		w.b.WriteString(s[i-size : i])
 	}
-	return b.String()
 }
 
 // ellipsis marks text cut short.

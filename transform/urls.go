@@ -38,6 +38,12 @@ func absoluteURL(raw string, base *url.URL) (*url.URL, bool) {
 	if err != nil {
 		return nil, false
 	}
+	return resolveURL(u, raw, base)
+}
+
+// resolveURL is absoluteURL for raw, a trimmed URL of at most maxURLLen
+// without tabs or line breaks, already parsed as u (which it may change).
+func resolveURL(u *url.URL, raw string, base *url.URL) (*url.URL, bool) {
 	if !u.IsAbs() {
 		switch {
 		case base != nil:
