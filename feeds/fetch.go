@@ -84,6 +84,10 @@ type Result struct {
 	// polling again (RSS <ttl>, Cache-Control max-age, Expires); zero when
 	// it said nothing. The schedule only uses it to poll less often.
 	Hint time.Duration
+
+	// itemCount is len(Feed.Items) before ReleaseItems emptied it.
+	itemCount     int
+	itemsReleased bool
 }
 
 // Fetcher gets feeds over HTTP(S) or from file:// URLs with the politeness

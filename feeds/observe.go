@@ -58,9 +58,7 @@ func (p *Poller) observe(j job, start time.Time, elapsed time.Duration, class st
 	r := PollRecord{Start: start, Duration: elapsed, Class: class, Sent: sent, Err: err}
 	if res != nil {
 		r.StatusCode, r.Bytes = res.StatusCode, res.Bytes
-		if res.Feed != nil {
-			r.Items = len(res.Feed.Items)
-		}
+		r.Items = res.ItemCount()
 		if res.NotModified && r.StatusCode == 0 {
 			r.StatusCode = 304
 		}

@@ -175,10 +175,7 @@ func (p *Poller) finish(j job, res *Result, err error, loaded bool, elapsed time
 	if loaded {
 		fs.validators, fs.validatorsKnown = j.validators, true
 	}
-	var items int
-	if res != nil && res.Feed != nil {
-		items = len(res.Feed.Items)
-	}
+	items := res.ItemCount()
 	switch {
 	case class == ClassOK, class == ClassPartial:
 		// Only now are the new validators safe: the body was read in full,

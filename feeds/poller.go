@@ -30,7 +30,8 @@ type Handler interface {
 	// Handle is called for every 200 whose body parsed. It must make the
 	// items durable and store res.Validators; only when it returns nil does
 	// the poller use res.Validators for the next request. An error counts as
-	// a failed poll (class error_store).
+	// a failed poll (class error_store). Once it has mapped the items, it
+	// may call res.ReleaseItems to free them before recording them.
 	Handle(ctx context.Context, feed config.Feed, res *Result) error
 }
 

@@ -62,6 +62,9 @@ func (h *testHandler) Handle(ctx context.Context, feed config.Feed, res *Result)
 		}
 	}
 	h.store[feed.ID] = res.Validators
+	// As the worker does once it has mapped them: the poller's counts of
+	// items (ItemsHandled, PollRecord.Items) must survive it.
+	res.ReleaseItems()
 	return nil
 }
 
