@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -93,6 +94,8 @@ type Worker struct {
 	console    *consoleState
 	// writes are the latest writes to the API, for /readyz.
 	writes *writeWindow
+	// mapSlots bounds the documents mapped at once (see mapFeed).
+	mapSlots chan struct{}
 
 	closers []func() error
 }
@@ -120,7 +123,8 @@ func New(ctx context.Context, o Options) (_ *Worker, err error) {
 	}
 	// w is not the named result: a failing return sets that to nil, and
 	// the deferred Close must still see what was opened.
-	w := &Worker{log: o.Logger, out: o.Out, version: o.Version, now: o.Now, reg: o.Registry, cfg: cfg}
+	w := &Worker{log: o.Logger, out: o.Out, version: o.Version, now: o.Now, reg: o.Registry, cfg: cfg,
+		mapSlots: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	defer func() {
 		if err != nil {
 			_ = w.Close()
