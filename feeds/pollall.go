@@ -19,6 +19,18 @@ import (
 // validators and poll states of the whole pass are loaded first, in one
 // call each.
 func (p *Poller) PollAll(ctx context.Context) []PollResult {
+	var results []PollResult
+	p.PollEach(ctx, func(n int) { results = make([]PollResult, n) },
+		func(i int, r PollResult) { results[i] = r })
+	return results
+}
+
+// PollEach is PollAll handing each outcome to emit as it is known, instead
+// of holding them all to the end (each holds its fetch's Result: about 300
+// bytes a feed, 6 MB at 20,000 feeds). start is called first with the
+// number of feeds, emit then once for each with its index in id order;
+// emit is called from several goroutines at once.
+func (p *Poller) PollEach(ctx context.Context, start func(n int), emit func(i int, r PollResult)) {
 	p.mu.Lock()
 	var targets []*feedState
 	for _, fs := range p.feeds {
@@ -29,7 +41,7 @@ func (p *Poller) PollAll(ctx context.Context) []PollResult {
 	slices.SortFunc(targets, func(a, b *feedState) int { return cmp.Compare(a.cfg.ID, b.cfg.ID) })
 	p.mu.Unlock()
 
-	results := make([]PollResult, len(targets))
+	start(len(targets))
 	notOwned := p.ownAll(ctx, targets)
 	owned := targets
 	if len(notOwned) > 0 {
@@ -51,12 +63,12 @@ func (p *Poller) PollAll(ctx context.Context) []PollResult {
 	for i, fs := range targets {
 		if notOwned[fs.cfg.ID] {
 			p.finishNotOwnedLocked(fs, fs.epoch)
-			results[i] = PollResult{FeedID: fs.cfg.ID, Skipped: true}
+			emit(i, PollResult{FeedID: fs.cfg.ID, Skipped: true})
 			continue
 		}
 		if r, ok := deferred[fs]; ok {
 			// Its stored state says not now (gone, or a server's wait).
-			results[i] = r
+			emit(i, r)
 			continue
 		}
 		if _, ok := queues[fs.host]; !ok {
@@ -84,10 +96,10 @@ func (p *Poller) PollAll(ctx context.Context) []PollResult {
 				started := false
 				switch {
 				case fs.removed:
-					results[w.i] = PollResult{FeedID: id, Skipped: true}
+					emit(w.i, PollResult{FeedID: id, Skipped: true})
 				case fs.gone:
-					results[w.i] = PollResult{FeedID: id, Class: ClassGone, Skipped: true,
-						Err: fmt.Errorf("feed %s: %w; not polled until its config changes", id, ErrGone)}
+					emit(w.i, PollResult{FeedID: id, Class: ClassGone, Skipped: true,
+						Err: fmt.Errorf("feed %s: %w; not polled until its config changes", id, ErrGone)})
 				default:
 					if j, started = p.tryStartLocked(fs); !started {
 						k++ // Run is polling it: try again when a slot frees
@@ -101,7 +113,7 @@ func (p *Poller) PollAll(ctx context.Context) []PollResult {
 				}
 				left--
 				if started {
-					wg.Go(func() { results[w.i] = p.poll(ctx, j) })
+					wg.Go(func() { emit(w.i, p.poll(ctx, j)) })
 				}
 			}
 			if len(q) == 0 {
@@ -122,8 +134,8 @@ func (p *Poller) PollAll(ctx context.Context) []PollResult {
 			for _, q := range queues {
 				for _, w := range q {
 					id := w.fs.cfg.ID
-					results[w.i] = PollResult{FeedID: id, Class: Class(ctx.Err()), Skipped: true,
-						Err: fmt.Errorf("feed %s: waiting for a fetch slot: %w", id, ctx.Err())}
+					emit(w.i, PollResult{FeedID: id, Class: Class(ctx.Err()), Skipped: true,
+						Err: fmt.Errorf("feed %s: waiting for a fetch slot: %w", id, ctx.Err())})
 				}
 			}
 			left = 0
@@ -131,7 +143,6 @@ func (p *Poller) PollAll(ctx context.Context) []PollResult {
 		}
 	}
 	wg.Wait()
-	return results
 }
 
 // ownAll asks a BatchOwner about every target at once and returns the

@@ -8,11 +8,13 @@ import (
 	"net"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/feedworker/feedworker/config"
+	"github.com/feedworker/feedworker/feeds"
 )
 
 // summaryEvery is how often a running worker logs its cumulative summary.
@@ -183,13 +185,30 @@ func (w *Worker) Once(ctx context.Context) (Summary, error) {
 	defer stopHistory()
 	var hist sync.WaitGroup
 	hist.Go(func() { _ = w.hist.rec.Run(hctx) })
-	results := w.poller.PollAll(ctx)
-	close(polled)
-	var failed []string
-	for _, r := range results {
+	// Only the failures are kept: every result of a pass held to its end
+	// was about 300 bytes a feed.
+	type failure struct {
+		i   int
+		msg string
+	}
+	var (
+		fmu      sync.Mutex
+		failures []failure
+	)
+	w.poller.PollEach(ctx, func(int) {}, func(i int, r feeds.PollResult) {
 		if r.Err != nil {
-			failed = append(failed, fmt.Sprintf("%s: %v", r.FeedID, r.Err))
+			msg := fmt.Sprintf("%s: %v", r.FeedID, r.Err)
+			fmu.Lock()
+			failures = append(failures, failure{i, msg})
+			fmu.Unlock()
 		}
+	})
+	close(polled)
+	// In feed id order, as the pass lists them.
+	slices.SortFunc(failures, func(a, b failure) int { return a.i - b.i })
+	var failed []string
+	for _, f := range failures {
+		failed = append(failed, f.msg)
 	}
 	drainErr := <-drained
 	// Once the deliveries are done, what is left does not depend on each
