@@ -66,3 +66,7 @@ func (m *metrics) forget(feedID string) {
 	m.bytes.DeletePartialMatch(l)
 	m.lastSuccess.DeletePartialMatch(l)
 }
+
+// PollTotals is the number of polls by result class since the start, all
+// feeds together.
+func (p *Poller) PollTotals() map[string]float64 { return p.metrics.polls.Totals("result") }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/feedworker/feedworker/internal/feedseries"
 )
@@ -65,4 +66,39 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}
 	}
 	return m, nil
+}
+
+// ItemTotals is the number of feed items by outcome since the start, all
+// feeds together.
+func (p *Publisher) ItemTotals() map[string]float64 { return p.m.items.Totals("outcome") }
+
+// RequestTotals is the number of deliveries by outcome and content type
+// since the start: RequestTotals()["created"]["story"].
+func (p *Publisher) RequestTotals() map[string]map[string]float64 {
+	ch := make(chan prometheus.Metric)
+	go func() {
+		p.m.requests.Collect(ch)
+		close(ch)
+	}()
+	out := map[string]map[string]float64{}
+	for m := range ch {
+		var d dto.Metric
+		if err := m.Write(&d); err != nil {
+			continue // a counter of this vector always writes
+		}
+		var typ, outcome string
+		for _, l := range d.GetLabel() {
+			switch l.GetName() {
+			case "type":
+				typ = l.GetValue()
+			case "outcome":
+				outcome = l.GetValue()
+			}
+		}
+		if out[outcome] == nil {
+			out[outcome] = map[string]float64{}
+		}
+		out[outcome][typ] += d.GetCounter().GetValue()
+	}
+	return out
 }

@@ -129,6 +129,29 @@ func (v *Vec) DeletePartialMatch(labels prometheus.Labels) int {
 	return n
 }
 
+// Totals sums the series by their value of the label name: what a
+// summary needs, without building every series' exposition as a Gather
+// does (hundreds of bytes a series, tens of MB at 20,000 feeds). A name
+// the vector does not have gives nil.
+func (v *Vec) Totals(name string) map[string]float64 {
+	i := slices.Index(v.labels, name)
+	if i < 0 {
+		return nil
+	}
+	out := map[string]float64{}
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	for k, s := range v.series {
+		val := k
+		for range i {
+			_, val, _ = strings.Cut(val, sep)
+		}
+		val, _, _ = strings.Cut(val, sep)
+		out[val] += s.Value()
+	}
+	return out
+}
+
 // Describe implements prometheus.Collector.
 func (v *Vec) Describe(ch chan<- *prometheus.Desc) { ch <- v.desc }
 

@@ -70,3 +70,36 @@ func TestCounterCannotDecrease(t *testing.T) {
 	}()
 	NewCounter("x_total", "X.", "feed").WithLabelValues("a").Add(-1)
 }
+
+// TestTotals: the sums by one label are those of the series' values, for
+// the first label and a later one.
+func TestTotals(t *testing.T) {
+	polls := NewCounter("x_polls_total", "Polls.", "feed", "result", "kind")
+	polls.WithLabelValues("a", "ok", "x").Add(2)
+	polls.WithLabelValues("b", "ok", "y").Add(3)
+	polls.WithLabelValues("b", "http", "y").Inc()
+	polls.WithLabelValues("c", "", "x").Add(4)
+	for _, tt := range []struct {
+		label string
+		want  map[string]float64
+	}{
+		{"feed", map[string]float64{"a": 2, "b": 4, "c": 4}},
+		{"result", map[string]float64{"ok": 5, "http": 1, "": 4}},
+		{"kind", map[string]float64{"x": 6, "y": 4}},
+	} {
+		got := polls.Totals(tt.label)
+		if len(got) != len(tt.want) {
+			t.Errorf("Totals(%s) = %v, want %v", tt.label, got, tt.want)
+			continue
+		}
+		for k, v := range tt.want {
+			if got[k] != v {
+				t.Errorf("Totals(%s) = %v, want %v", tt.label, got, tt.want)
+				break
+			}
+		}
+	}
+	if got := polls.Totals("nope"); got != nil {
+		t.Errorf("Totals of an unknown label = %v, want nil", got)
+	}
+}
