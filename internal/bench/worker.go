@@ -70,15 +70,19 @@ func processCPU() float64 {
 // report, with t, to path. The bench's worker process calls it after its
 // pass.
 func WriteWorkerReport(path string, g prometheus.Gatherer, t WorkerTiming) error {
+	// The peak before gathering: the worker's, not this report's (a Gather
+	// builds every per-feed series, tens of MB at 20,000 feeds).
+	peak, err := peakRSS()
+	if err != nil {
+		return err
+	}
 	mfs, err := g.Gather()
 	if err != nil {
 		return fmt.Errorf("gather worker metrics: %w", err)
 	}
 	r := workerReport(mfs)
 	r.Timing = t
-	if r.PeakRSSKB, err = peakRSS(); err != nil {
-		return err
-	}
+	r.PeakRSSKB = peak
 	b, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encode worker report: %w", err)
