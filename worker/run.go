@@ -177,6 +177,14 @@ func (w *Worker) Once(ctx context.Context) (Summary, error) {
 	// feeds are fetched, rather than all after the last.
 	polled := make(chan struct{})
 	drained := make(chan error, 1)
+	// The store's probe, as in Run: a store marked down (a settle past its
+	// timeout behind a long commit) is marked up by nothing else, and the
+	// senders and polls waiting for it would wait for ever.
+	pctx, stopProbe := context.WithCancel(ctx)
+	var probe sync.WaitGroup
+	probe.Go(func() { w.health.Run(pctx) })
+	defer probe.Wait()
+	defer stopProbe()
 	go func() { drained <- w.pub.DrainWhile(ctx, polled) }()
 	// The history is written as the pass goes, as in Run: held to the end,
 	// a large pass's records would pile up in memory (half the live heap
