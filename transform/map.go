@@ -172,9 +172,12 @@ type spanPanic struct {
 	stack []byte
 }
 
-func (p spanPanic) String() string {
-	return fmt.Sprintf("%v\n\n[in a mapping span]\n%s", p.val, p.stack)
-}
+// String is the value alone: it becomes the poll's error, which the
+// history stores and the console shows.
+func (p spanPanic) String() string { return fmt.Sprint(p.val) }
+
+// Stack is where it happened, for the log.
+func (p spanPanic) Stack() []byte { return p.stack }
 
 // itemData holds what the steps of one item share.
 type itemData struct {

@@ -36,8 +36,12 @@ func TestMapSpansPanic(t *testing.T) {
 	t.Parallel()
 	defer func() {
 		r := recover()
-		if r == nil || !strings.Contains(fmt.Sprint(r), "boom at") {
-			t.Fatalf("recovered %v, want the span's panic", r)
+		if r == nil || !strings.HasPrefix(fmt.Sprint(r), "boom at") || strings.Contains(fmt.Sprint(r), "goroutine") {
+			t.Fatalf("recovered %v, want the span's panic, without its stack (it becomes the poll's error)", r)
+		}
+		s, ok := r.(interface{ Stack() []byte })
+		if !ok || !strings.Contains(string(s.Stack()), "TestMapSpansPanic") {
+			t.Fatalf("recovered %#v; want the span's own stack for the log", r)
 		}
 	}()
 	mapSpans(4*parallelMin, func(lo, hi int) {

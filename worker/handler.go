@@ -51,8 +51,12 @@ func (w *Worker) Handle(ctx context.Context, feed config.Feed, res *feeds.Result
 	// the poller counts the error and keeps the old validators.
 	defer func() {
 		if r := recover(); r != nil {
+			stack := debug.Stack()
+			if s, ok := r.(interface{ Stack() []byte }); ok {
+				stack = s.Stack() // raised again from a mapping span
+			}
 			w.log.Error("handling the feed panicked; its items were not taken", "feed", feed.ID,
-				"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				"panic", fmt.Sprint(r), "stack", string(stack))
 			err = fmt.Errorf("feed %s: handling panicked: %v", feed.ID, r)
 		}
 	}()
@@ -113,16 +117,17 @@ func (w *Worker) mapFeed(ctx context.Context, feed config.Feed, res *feeds.Resul
 	case <-ctx.Done():
 		return nil, nil, fmt.Errorf("feed %s: stopped before mapping: %w", feed.ID, ctx.Err())
 	}
-	now := w.now()
-	var results []transform.Result
-	var icalOpts *publish.ICalOptions
-	if res.Calendar != nil {
-		results = m.MapCalendar(res.Calendar, now)
-		icalOpts = calendarOptions(feed, m, results, now, res.Pushed || res.Partial != "")
-	} else {
-		results = m.Map(res.Feed, now)
-	}
-	<-w.mapSlots
+	results, icalOpts := func() ([]transform.Result, *publish.ICalOptions) {
+		// Given back however the mapping ends: a panic is Handle's to
+		// recover, and a slot it kept would stop every later poll.
+		defer func() { <-w.mapSlots }()
+		now := w.now()
+		if res.Calendar != nil {
+			r := m.MapCalendar(res.Calendar, now)
+			return r, calendarOptions(feed, m, r, now, res.Pushed || res.Partial != "")
+		}
+		return m.Map(res.Feed, now), nil
+	}()
 	// Full text first: the article's picture may spare an og:image lookup.
 	FillFullText(ctx, w.article, w.log, feed.ID, m.FullTextSelector(), results)
 	var needOG []int

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -458,5 +459,38 @@ func TestHandleSurvivesAPanic(t *testing.T) {
 	err = w.Handle(t.Context(), cfg.Feeds[0], res) // panics inside; must return an error
 	if err == nil || !strings.Contains(err.Error(), "farm-0") || !strings.Contains(err.Error(), "panicked") {
 		t.Fatalf("Handle = %v, want an error naming the feed and the panic", err)
+	}
+}
+
+// TestHandleGivesTheMapSlotBackOnAPanic: mapping is limited to GOMAXPROCS
+// documents at once; a panic while mapping (recovered by Handle) must give
+// its slot back, or a few bad documents would stop every later poll.
+func TestHandleGivesTheMapSlotBackOnAPanic(t *testing.T) {
+	e := newEnv(t, 1, 1)
+	cfg := e.config(t, testSecret, "")
+	w := newWorker(t, cfg, Options{})
+	fetcher, err := feeds.NewFetcher(cfg.HTTP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetch := func() *feeds.Result {
+		res, err := fetcher.Fetch(t.Context(), feedfarm.URL(e.farmURL, 0), feeds.Validators{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	now := w.now
+	w.now = func() time.Time { panic("a mapping no test foresaw") }
+	for range cap(w.mapSlots) + 1 {
+		if err := w.Handle(ctx, cfg.Feeds[0], fetch()); err == nil || !strings.Contains(err.Error(), "panicked") {
+			t.Fatalf("Handle = %v, want the panic as an error (a map slot kept by an earlier panic?)", err)
+		}
+	}
+	w.now = now
+	if err := w.Handle(ctx, cfg.Feeds[0], fetch()); err != nil {
+		t.Fatalf("Handle after %d panics = %v; want the feed mapped (a map slot kept by a panic?)", cap(w.mapSlots)+1, err)
 	}
 }
