@@ -62,17 +62,7 @@ func appendAnswerValue(dst []byte, v any) ([]byte, error) {
 	case []any:
 		return appendAnswerSlice(dst, v, v == nil)
 	case []int64:
-		if v == nil {
-			return append(dst, "null"...), nil
-		}
-		dst = append(dst, '[')
-		for i, n := range v {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = strconv.AppendInt(dst, n, 10)
-		}
-		return append(dst, ']'), nil
+		return appendInt64s(dst, v), nil
 	case idObject:
 		return appendIDObject(dst, v), nil
 	case []idObject:

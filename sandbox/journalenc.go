@@ -119,17 +119,7 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 	case bool:
 		return strconv.AppendBool(dst, v), nil
 	case []int64:
-		if v == nil {
-			return append(dst, "null"...), nil
-		}
-		dst = append(dst, '[')
-		for i, n := range v {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = strconv.AppendInt(dst, n, 10)
-		}
-		return append(dst, ']'), nil
+		return appendInt64s(dst, v), nil
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -181,4 +171,20 @@ func appendJSONString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// appendInt64s writes v as encoding/json does (nil as null); the journal's
+// and the answers' encoders share it.
+func appendInt64s(dst []byte, v []int64) []byte {
+	if v == nil {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, '[')
+	for i, n := range v {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = strconv.AppendInt(dst, n, 10)
+	}
+	return append(dst, ']')
 }
