@@ -659,7 +659,10 @@ func (b *Bolt) Validators(ctx context.Context, feedID string) (Validators, bool,
 		v = Validators{ETag: string(f.val.Get([]byte("etag"))), LastModified: string(f.val.Get([]byte("lm")))}
 		return nil
 	})
-	return v, ok, err
+	if err != nil {
+		return Validators{}, false, err // v is the background call's, see bounded
+	}
+	return v, ok, nil
 }
 
 // Record implements [Store.Record].
@@ -680,5 +683,8 @@ func (b *Bolt) Record(ctx context.Context, k Key) (Record, bool, error) {
 		r.LastSeen = fromMS(fromU64(f.seen.Get([]byte(k.ExternalID))))
 		return nil
 	})
-	return r, ok, err
+	if err != nil {
+		return Record{}, false, err
+	}
+	return r, ok, nil
 }

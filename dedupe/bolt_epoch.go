@@ -28,8 +28,11 @@ func (b *Bolt) Epoch(ctx context.Context) (string, bool, error) {
 		}
 		return nil
 	})
-	if err != nil || id != "" {
-		return id, false, err
+	if err != nil {
+		return "", false, err
+	}
+	if id != "" {
+		return id, false, nil
 	}
 	err = b.update(ctx, "epoch marker", func(tx *bolt.Tx) error {
 		bk, err := tx.CreateBucketIfNotExists(bStore)
@@ -91,5 +94,8 @@ func (b *Bolt) RecordFound(ctx context.Context, feedID string, found []Found, no
 		}
 		return nil
 	})
-	return changed, err
+	if err != nil {
+		return 0, err
+	}
+	return changed, nil
 }

@@ -85,7 +85,10 @@ func (b *Bolt) feedLeases(ctx context.Context, op string, feedIDs []string, owne
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // checkFence refuses a write under a fencing token that is not the feed's.

@@ -37,7 +37,10 @@ func (b *Bolt) lease(ctx context.Context, op, name, owner string, ttl time.Durat
 		ok, err = leaseTx(tx, op, name, owner, ttl)
 		return err
 	})
-	return ok, err
+	if err != nil {
+		return false, err
+	}
+	return ok, nil
 }
 
 // leaseTx is one lease operation ("acquire", "renew" or "release") inside

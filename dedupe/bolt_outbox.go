@@ -217,7 +217,10 @@ func (b *Bolt) Settle(ctx context.Context, k Key, owner string, s Settlement, no
 		held, err = settleTx(tx, k, owner, s, ms(now))
 		return err
 	})
-	return held, err
+	if err != nil {
+		return false, err
+	}
+	return held, nil
 }
 
 // settleTx is Settle inside a write transaction.
@@ -329,7 +332,10 @@ func (b *Bolt) RenewClaim(ctx context.Context, k Key, owner string, ttl time.Dur
 		rn, err = renewTx(tx, k, owner, ttl)
 		return err
 	})
-	return rn, err
+	if err != nil {
+		return Renewal{}, err
+	}
+	return rn, nil
 }
 
 // renewTx is RenewClaim inside a write transaction.
@@ -454,7 +460,10 @@ func (b *Bolt) retryDead(ctx context.Context, id string, now time.Time) (int, er
 		}
 		return nil
 	})
-	return n, err
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // Stats implements [Store.Stats].
@@ -471,5 +480,8 @@ func (b *Bolt) Stats(ctx context.Context, now time.Time) (Stats, error) {
 		}
 		return tx.Bucket(bDead).ForEach(func(_, _ []byte) error { s.DeadLetters++; return nil })
 	})
-	return s, err
+	if err != nil {
+		return Stats{}, err
+	}
+	return s, nil
 }

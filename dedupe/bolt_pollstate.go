@@ -23,8 +23,11 @@ func (b *Bolt) PollState(ctx context.Context, feedID string) (PollState, bool, e
 		}
 		return nil
 	})
-	if err != nil || raw == nil {
+	if err != nil {
 		return PollState{}, false, err
+	}
+	if raw == nil {
+		return PollState{}, false, nil
 	}
 	s, err := decodePollState(feedID, raw)
 	if err != nil {
