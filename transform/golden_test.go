@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/mmcdole/gofeed"
 
 	"github.com/feedworker/feedworker/config"
 	"github.com/feedworker/feedworker/feeds"
@@ -56,6 +58,34 @@ func corpusDir(t testing.TB) string {
 		t.Skipf("feed corpus not found at %s (set FEEDWORKER_CORPUS)", dir)
 	}
 	return dir
+}
+
+// corpusFeeds yields each corpus file's name and parsed feed; files that
+// do not parse are the golden test's concern and are left out.
+func corpusFeeds(t testing.TB) iter.Seq2[string, *gofeed.Feed] {
+	dir := corpusDir(t)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(yield func(string, *gofeed.Feed) bool) {
+		for _, e := range entries {
+			if e.IsDir() {
+				continue
+			}
+			data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			feed, err := feeds.Parse(data, "")
+			if err != nil {
+				continue
+			}
+			if !yield(e.Name(), feed) {
+				return
+			}
+		}
+	}
 }
 
 // goldenResult is one result as the golden files show it.

@@ -2,8 +2,6 @@ package transform
 
 import (
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -22,25 +20,9 @@ func bluemondayBody(s *bodySanitizer, c *content) string {
 // the tree walk gives bluemonday's output byte for byte, for the content
 // and the description, and that it falls back for few of them.
 func TestTreeSanitizerCorpus(t *testing.T) {
-	dir := corpusDir(t)
 	s := newBodySanitizer(newPolicy())
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var bodies, walked, nonEmpty int
-	for _, e := range entries {
-		if e.IsDir() {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		feed, err := feeds.Parse(data, "")
-		if err != nil {
-			continue // unparsable files are the golden test's concern
-		}
+	for name, feed := range corpusFeeds(t) {
 		for i, it := range feed.Items {
 			base, _ := url.Parse(it.Link)
 			for _, src := range []string{it.Content, it.Description} {
@@ -59,10 +41,10 @@ func TestTreeSanitizerCorpus(t *testing.T) {
 					nonEmpty++
 				}
 				if got != want {
-					t.Errorf("%s item %d: tree walk differs from bluemonday\n got %q\nwant %q", e.Name(), i, got, want)
+					t.Errorf("%s item %d: tree walk differs from bluemonday\n got %q\nwant %q", name, i, got, want)
 				}
 				if full := s.sanitize(c); full != want {
-					t.Errorf("%s item %d: sanitize differs from bluemonday", e.Name(), i)
+					t.Errorf("%s item %d: sanitize differs from bluemonday", name, i)
 				}
 			}
 		}
@@ -226,25 +208,9 @@ func BenchmarkSanitize(b *testing.B) {
 // (as Map does: tags shared between the bodies, one bluemonday call) and
 // checks each against bluemonday alone.
 func TestSanitizeBatchCorpus(t *testing.T) {
-	dir := corpusDir(t)
 	s := newBodySanitizer(newPolicy())
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var bodies int
-	for _, e := range entries {
-		if e.IsDir() {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		feed, err := feeds.Parse(data, "")
-		if err != nil {
-			continue
-		}
+	for name, feed := range corpusFeeds(t) {
 		var contents []*content
 		for _, it := range feed.Items {
 			base, _ := url.Parse(it.Link)
@@ -263,7 +229,7 @@ func TestSanitizeBatchCorpus(t *testing.T) {
 		for i, c := range contents {
 			bodies++
 			if want := bluemondayBody(s, c); got[i] != want {
-				t.Errorf("%s body %d: batch differs from bluemonday\n got %q\nwant %q", e.Name(), i, got[i], want)
+				t.Errorf("%s body %d: batch differs from bluemonday\n got %q\nwant %q", name, i, got[i], want)
 			}
 		}
 	}

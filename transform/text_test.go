@@ -2,14 +2,10 @@ package transform
 
 import (
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/feedworker/feedworker/feeds"
 )
 
 // collapseSpaceByRune is collapseSpace as it was before its copy of ASCII
@@ -97,29 +93,13 @@ func TestNodeTextCases(t *testing.T) {
 // TestTextCorpus compares collapseSpace and nodeText with the code they
 // replaced on every item of the corpus: titles, descriptions and content.
 func TestTextCorpus(t *testing.T) {
-	dir := corpusDir(t)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var texts, trees int
-	for _, e := range entries {
-		if e.IsDir() {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		feed, err := feeds.Parse(data, "")
-		if err != nil {
-			continue
-		}
+	for name, feed := range corpusFeeds(t) {
 		for i, it := range feed.Items {
 			for _, s := range []string{it.Title, it.Description, it.Content} {
 				texts++
 				if got, want := collapseSpace(s), collapseSpaceByRune(s); got != want {
-					t.Errorf("%s item %d: collapseSpace differs\n got %q\nwant %q", e.Name(), i, got, want)
+					t.Errorf("%s item %d: collapseSpace differs\n got %q\nwant %q", name, i, got, want)
 				}
 			}
 			base, _ := url.Parse(it.Link)
@@ -130,7 +110,7 @@ func TestTextCorpus(t *testing.T) {
 				trees++
 				c := parseContent(src, base)
 				if got, want := c.text(), nodeTextJoined(c); got != want {
-					t.Errorf("%s item %d: nodeText differs\n got %q\nwant %q", e.Name(), i, got, want)
+					t.Errorf("%s item %d: nodeText differs\n got %q\nwant %q", name, i, got, want)
 				}
 			}
 		}
