@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 )
 
 // appendEntry appends the JSON of a journal entry to dst: the document
@@ -21,7 +20,7 @@ func appendEntry(dst []byte, st *state) ([]byte, error) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendJSONString(dst, seq)
+		dst = appendAnswerString(dst, seq)
 		dst = append(dst, ':')
 		dst = strconv.AppendInt(dst, st.next[seq], 10)
 	}
@@ -54,7 +53,7 @@ func appendEntry(dst []byte, st *state) ([]byte, error) {
 				dst = append(dst, ',')
 			}
 			dst = append(dst, `{"coll":`...)
-			dst = appendJSONString(dst, r.coll)
+			dst = appendAnswerString(dst, r.coll)
 			dst = append(dst, `,"id":`...)
 			dst = strconv.AppendInt(dst, r.id, 10)
 			dst = append(dst, '}')
@@ -81,15 +80,15 @@ func appendEntry(dst []byte, st *state) ([]byte, error) {
 // fields.
 func appendRecord(dst []byte, coll string, r *record) ([]byte, error) {
 	dst = append(dst, `{"coll":`...)
-	dst = appendJSONString(dst, coll)
+	dst = appendAnswerString(dst, coll)
 	dst = append(dst, `,"id":`...)
 	dst = strconv.AppendInt(dst, r.ID, 10)
 	if r.Type != "" {
 		dst = append(dst, `,"type":`...)
-		dst = appendJSONString(dst, r.Type)
+		dst = appendAnswerString(dst, r.Type)
 	}
 	dst = append(dst, `,"date_modified_utc":`...)
-	dst = appendJSONString(dst, r.Modified)
+	dst = appendAnswerString(dst, r.Modified)
 	dst = append(dst, `,"fields":{`...)
 	keys := make([]string, 0, 16)
 	for k := range r.Fields {
@@ -100,7 +99,7 @@ func appendRecord(dst []byte, coll string, r *record) ([]byte, error) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendJSONString(dst, k)
+		dst = appendAnswerString(dst, k)
 		dst = append(dst, ':')
 		var err error
 		if dst, err = appendValue(dst, r.Fields[k]); err != nil {
@@ -113,7 +112,7 @@ func appendRecord(dst []byte, coll string, r *record) ([]byte, error) {
 func appendValue(dst []byte, v any) ([]byte, error) {
 	switch v := v.(type) {
 	case string:
-		return appendJSONString(dst, v), nil
+		return appendAnswerString(dst, v), nil
 	case int64:
 		return strconv.AppendInt(dst, v, 10), nil
 	case bool:
@@ -126,51 +125,6 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 		return nil, err
 	}
 	return append(dst, b...), nil
-}
-
-// appendJSONString appends s as a JSON string. Only what JSON requires is
-// escaped (quote, backslash, control characters); invalid UTF-8 becomes
-// U+FFFD, as encoding/json writes it.
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r != utf8.RuneError || size != 1 {
-				i += size
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\n':
-			dst = append(dst, `\n`...)
-		case '\r':
-			dst = append(dst, `\r`...)
-		case '\t':
-			dst = append(dst, `\t`...)
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
-		i++
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 // appendInt64s writes v as encoding/json does (nil as null); the journal's

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// TestAppendJSONString: every string reads back as encoding/json reads
+// TestAppendJSONString: every string the journal and the answers write reads back as encoding/json reads
 // back its own encoding of it (invalid UTF-8 included).
 func TestAppendJSONString(t *testing.T) {
 	t.Parallel()
@@ -18,8 +18,8 @@ func TestAppendJSONString(t *testing.T) {
 		"\x00\x01\x1f\x7f", "é 日本 🎉", "\u2028\u2029", "bad \xff utf8 \xc3", "\xe2\x82",
 	} {
 		var got, want string
-		if err := json.Unmarshal(appendJSONString(nil, s), &got); err != nil {
-			t.Errorf("%q: %s does not decode: %v", s, appendJSONString(nil, s), err)
+		if err := json.Unmarshal(appendAnswerString(nil, s), &got); err != nil {
+			t.Errorf("%q: %s does not decode: %v", s, appendAnswerString(nil, s), err)
 			continue
 		}
 		b, _ := json.Marshal(s)
