@@ -118,7 +118,7 @@ func (s *Bolt) writeFeed(feeds *bolt.Bucket, b Batch) error {
 		if !seen {
 			ids = append(ids, u.ID)
 			if data := items.Get([]byte(u.ID)); data != nil {
-				it, err := decodeItem(string(data))
+				it, err := parseItemJSON(data)
 				if err != nil {
 					return err
 				}
@@ -149,11 +149,8 @@ func (s *Bolt) writeFeed(feeds *bolt.Bucket, b Batch) error {
 	slices.Sort(ids)
 	for _, id := range ids {
 		rec := recs[id]
-		data, err := json.Marshal(rec)
-		if err != nil {
-			return err
-		}
-		if err := items.Put([]byte(id), data); err != nil {
+		// bbolt keeps the value until the commit: each record its own.
+		if err := items.Put([]byte(id), appendItemJSON(make([]byte, 0, itemJSONSize(rec)), rec)); err != nil {
 			return err
 		}
 		if err := order.Put(orderKey(rec.activity(), rec.ID), nil); err != nil {
@@ -273,7 +270,7 @@ func (s *Bolt) Feed(ctx context.Context, feedID string) (Feed, error) {
 				if data == nil {
 					continue
 				}
-				it, err := decodeItem(string(data))
+				it, err := parseItemJSON(data)
 				if err != nil {
 					return err
 				}
@@ -341,7 +338,7 @@ func (s *Bolt) Find(ctx context.Context, feedIDs []string, q string, limit int) 
 				continue
 			}
 			err := fb.Bucket(bHItems).ForEach(func(_, v []byte) error {
-				it, err := decodeItem(string(v))
+				it, err := parseItemJSON(v)
 				if err != nil {
 					return err
 				}

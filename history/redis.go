@@ -294,11 +294,7 @@ func (r *Redis) Hours(ctx context.Context, since, now time.Time) ([]Hour, error)
 }
 
 func decodeItem(data string) (Item, error) {
-	var it Item
-	if err := json.Unmarshal([]byte(data), &it); err != nil {
-		return Item{}, fmt.Errorf("decode item record: %w", err)
-	}
-	return it, nil
+	return parseItemJSON([]byte(data))
 }
 
 func decodePolls(raw []string) ([]Poll, error) {
