@@ -116,7 +116,7 @@ func (m *Mapping) Map(feed *gofeed.Feed, now time.Time) []Result {
 		ids[i] = id
 	}
 	mapSpans(len(feed.Items), func(lo, hi int) {
-		// A span's own zones and batch: spans run at once.
+		// A span's own zones and sanitizer buffers: spans run at once.
 		zones := map[string]*time.Location{}
 		bodies := m.sanitizer.batch()
 		for i := lo; i < hi; i++ {
@@ -124,7 +124,6 @@ func (m *Mapping) Map(feed *gofeed.Feed, now time.Time) []Result {
 				m.mapItem(&results[i], feed, feed.Items[i], ids[i], links[i], feedBase, now, zones, nil, bodies)
 			}
 		}
-		bodies.flush()
 	})
 	return results
 }
@@ -225,8 +224,7 @@ func (d *itemData) gofeedImage(item *gofeed.Item, desc func() *content) *gofeed.
 // mapItem runs the steps of the package comment for one item. ev, when
 // not nil, is an event read already (an iCalendar VEVENT): the item is an
 // Event with those fields, whatever the type settings say. bodies, when
-// not nil, takes the body to sanitize: the payload's Body and Hash are
-// set when the caller flushes it.
+// not nil, sanitizes the body with buffers shared by the caller's items.
 func (m *Mapping) mapItem(r *Result, feed *gofeed.Feed, item *gofeed.Item, id, link string, feedBase *url.URL, now time.Time, zones map[string]*time.Location, ev *Event, bodies *sanitizeBatch) {
 	d := &itemData{link: link, base: feedBase}
 	// URLs in the content resolve against the item's page; gofeed has

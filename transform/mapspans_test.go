@@ -110,9 +110,7 @@ func TestMapLargeFeed(t *testing.T) {
 			}
 		default:
 			seen[id] = true
-			one := m.sanitizer.batch()
-			m.mapItem(&want, feed, item, id, links[i], base, testNow.UTC(), zones, nil, one)
-			one.flush()
+			m.mapItem(&want, feed, item, id, links[i], base, testNow.UTC(), zones, nil, m.sanitizer.batch())
 		}
 		if !reflect.DeepEqual(got[i], want) {
 			t.Fatalf("item %d:\n got %+v\nwant %+v", i, got[i], want)

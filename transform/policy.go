@@ -32,29 +32,61 @@ func bodyElements() []string {
 
 func attrElements() []string { return []string{"a", "img"} }
 
+// bodyURLSchemes are the schemes a URL in the body may have; every such
+// URL must also parse and be absolute.
+func bodyURLSchemes() []string { return []string{"http", "https", "mailto"} }
+
+// attrRule allows attributes on elements (on every element when elements
+// is nil), when their value matches match (any value when nil).
+type attrRule struct {
+	attrs    []string
+	match    *regexp.Regexp
+	elements []string
+}
+
+// bodyAttrRules are the body policy's attribute rules, in the order the
+// policy is given them: newPolicy hands them to bluemonday, and the tag
+// judge (judge.go) applies the same rules the same way.
+func bodyAttrRules() []attrRule {
+	digits := regexp.MustCompile(`^[0-9]{1,5}$`)
+	return []attrRule{
+		{attrs: []string{"href"}, elements: []string{"a"}},
+		{attrs: []string{"src"}, elements: []string{"img"}},
+		{attrs: []string{"alt", "title"}, elements: []string{"img"}},
+		{attrs: []string{"width", "height"}, match: digits, elements: []string{"img"}},
+		{attrs: []string{"colspan", "rowspan"}, match: digits, elements: []string{"td", "th"}},
+		{attrs: []string{"start"}, match: digits, elements: []string{"ol"}},
+		{attrs: []string{"cite"}, elements: []string{"blockquote", "q", "del", "ins"}},
+		{attrs: []string{"datetime"}, match: regexp.MustCompile(`^[0-9T:.+\- Z]{4,40}$`), elements: []string{"time", "del", "ins"}},
+		{attrs: []string{"title"}, elements: []string{"abbr", "a", "dfn"}},
+		{attrs: []string{"lang"}, match: regexp.MustCompile(`^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$`)},
+		{attrs: []string{"dir"}, match: regexp.MustCompile(`^(?i)(ltr|rtl|auto)$`)},
+	}
+}
+
 // newPolicy builds the allowlist the body goes through last: text
 // structure, links and images only. No element or attribute that can run
 // code, load active content, style or position things, or submit data is
 // allowed; URLs must parse and be absolute http(s) (mailto: for links).
+// Links to other hosts get rel="nofollow noopener" and target="_blank".
 func newPolicy() *bluemonday.Policy {
 	p := bluemonday.NewPolicy()
 	p.AllowElements(bodyElements()...)
-	p.AllowURLSchemes("http", "https", "mailto")
+	p.AllowURLSchemes(bodyURLSchemes()...)
 	p.RequireParseableURLs(true)
 	p.AllowRelativeURLs(false)
-	p.AllowAttrs("href").OnElements("a")
 	p.RequireNoFollowOnFullyQualifiedLinks(true)
 	p.AddTargetBlankToFullyQualifiedLinks(true)
-	p.AllowAttrs("src").OnElements("img")
-	p.AllowAttrs("alt", "title").OnElements("img")
-	digits := regexp.MustCompile(`^[0-9]{1,5}$`)
-	p.AllowAttrs("width", "height").Matching(digits).OnElements("img")
-	p.AllowAttrs("colspan", "rowspan").Matching(digits).OnElements("td", "th")
-	p.AllowAttrs("start").Matching(digits).OnElements("ol")
-	p.AllowAttrs("cite").OnElements("blockquote", "q", "del", "ins")
-	p.AllowAttrs("datetime").Matching(regexp.MustCompile(`^[0-9T:.+\- Z]{4,40}$`)).OnElements("time", "del", "ins")
-	p.AllowAttrs("title").OnElements("abbr", "a", "dfn")
-	p.AllowAttrs("lang").Matching(regexp.MustCompile(`^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$`)).Globally()
-	p.AllowAttrs("dir").Matching(regexp.MustCompile(`^(?i)(ltr|rtl|auto)$`)).Globally()
+	for _, r := range bodyAttrRules() {
+		b := p.AllowAttrs(r.attrs...)
+		if r.match != nil {
+			b = b.Matching(r.match)
+		}
+		if r.elements == nil {
+			b.Globally()
+		} else {
+			b.OnElements(r.elements...)
+		}
+	}
 	return p
 }

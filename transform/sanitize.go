@@ -12,17 +12,20 @@ import (
 // half of the mapping's CPU. Its output is, byte for byte, what
 // bluemonday's Sanitize gives for the rendered tree (TestTreeSanitizerCorpus
 // compares the two on every body of the corpus): it replays bluemonday's
-// loop on the tokens html.Render would write, and asks bluemonday itself
-// to judge each allowed tag with its attributes, so the attribute and URL
-// rules stay bluemonday's (one call per body, over its tags alone). Trees holding anything whose render and
+// loop on the tokens html.Render would write, and each allowed tag with
+// attributes is judged by the policy's rules as bluemonday applies them
+// (tagJudge; TestTagJudge holds it to bluemonday's answer, tag by tag).
+// The tags without attributes are judged by bluemonday itself, once, when
+// the sanitizer is built. Trees holding anything whose render and
 // re-tokenizing is not plain (raw-text elements, foreign content, NUL
 // bytes, elements whose content bluemonday skips) go through bluemonday
 // whole, as before.
 type bodySanitizer struct {
 	policy  *bluemonday.Policy
+	judge   *tagJudge
 	allowed map[string]bool
 	// bare holds the policy's verdict on each allowed tag with no
-	// attributes ("" when it drops it), so that most tags cost no call.
+	// attributes ("" when it drops it).
 	bare map[string]string
 }
 
@@ -34,45 +37,39 @@ func newBodySanitizer(p *bluemonday.Policy) *bodySanitizer {
 			s.bare[name] = p.Sanitize(tagString(name, nil, isVoid(name)))
 		}
 	}
+	s.judge = newTagJudge(bodyAttrRules(), bodyURLSchemes(), s.bare)
 	return s
 }
 
 // sanitize returns the content's body HTML, sanitized and trimmed.
 func (s *bodySanitizer) sanitize(c *content) string {
 	var out string
-	b := s.batch()
-	b.add(c, &out, nil)
-	b.flush()
+	s.batch().add(c, &out, nil)
 	return out
 }
 
 // sanitizeTree is sanitize by the tree walk alone; false when the tree
-// holds something the walk leaves to bluemonday (or bluemonday's answer
-// for its tags cannot be split).
+// holds something the walk leaves to bluemonday.
 func (s *bodySanitizer) sanitizeTree(c *content) (string, bool) {
 	b := s.batch()
 	if !b.collect(c) {
 		return "", false
 	}
-	if !b.judge() {
-		return "", false
-	}
-	return b.write(c, b.slots), true
+	return b.write(c), true
 }
 
 // treeWalk is one sanitizing walk. skip is bluemonday's stack of end tags
 // to leave out: those of allowed elements it dropped for want of
 // attributes. It matches them by name, as bluemonday does.
 type treeWalk struct {
-	bt    *sanitizeBatch
-	b     strings.Builder
-	skip  []string
-	slots []int32 // the verdicts of the body's tags with attributes, in order
+	bt   *sanitizeBatch
+	b    strings.Builder
+	skip []string
+	next int // the number of the next tag with attributes, in walk order
 }
 
 // check reports whether n renders and tokenizes back to the same tokens
-// (see plainElement), and collects its allowed tags with attributes into
-// the batch.
+// (see plainElement), and judges its allowed tags with attributes.
 func (bt *sanitizeBatch) check(n *html.Node) bool {
 	switch n.Type {
 	case html.TextNode:
@@ -95,7 +92,7 @@ func (bt *sanitizeBatch) check(n *html.Node) bool {
 		return false // Render fails on it
 	}
 	if bt.s.allowed[name] && len(n.Attr) > 0 {
-		bt.slots = append(bt.slots, bt.tag(name, n.Attr, void))
+		bt.judge(name, n.Attr, void)
 	}
 	for c := range n.ChildNodes() {
 		if !bt.check(c) {
@@ -119,8 +116,8 @@ func (w *treeWalk) write(n *html.Node) {
 	if allowed {
 		var dropped bool
 		if len(n.Attr) > 0 {
-			v := w.bt.verdict(w.slots[0])
-			w.slots = w.slots[1:]
+			v := w.bt.verdict(w.next)
+			w.next++
 			w.b.Write(v)
 			dropped = len(v) == 0
 		} else {
