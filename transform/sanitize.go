@@ -107,7 +107,7 @@ func (w *treeWalk) write(n *html.Node) {
 	if n.Type == html.TextNode {
 		// Render escapes text and the tokenizer unescapes it; bluemonday
 		// writes it escaped again: the same escaping, once.
-		w.b.WriteString(html.EscapeString(n.Data))
+		writeEscaped(&w.b, n.Data)
 		return
 	}
 	name := n.Data
@@ -156,8 +156,8 @@ func tagString(name string, attrs []html.Attribute, void bool) string {
 
 // appendTag appends the start tag Render writes for an element to b, as
 // html.Token's String does, without the token's own buffers and strings
-// (html.EscapeString is the escaping Token.String applies to attribute
-// values; TestWriteTagIsTokenString holds them equal).
+// (attribute values escaped as Token.String escapes them;
+// TestWriteTagIsTokenString holds them equal).
 func appendTag(b []byte, name string, attrs []html.Attribute, void bool) []byte {
 	b = append(b, '<')
 	b = append(b, name...)
@@ -165,13 +165,59 @@ func appendTag(b []byte, name string, attrs []html.Attribute, void bool) []byte 
 		b = append(b, ' ')
 		b = append(b, a.Key...)
 		b = append(b, `="`...)
-		b = append(b, html.EscapeString(a.Val)...)
+		b = appendEscaped(b, a.Val)
 		b = append(b, '"')
 	}
 	if void {
 		return append(b, "/>"...)
 	}
 	return append(b, '>')
+}
+
+// writeEscaped writes s escaped as html.EscapeString escapes it, straight
+// into b: EscapeString copies each string it escapes
+// (TestEscapedIsEscapeString holds them equal).
+func writeEscaped(b *strings.Builder, s string) {
+	for i := 0; i < len(s); i++ {
+		if e := htmlEscape(s[i]); e != "" {
+			b.WriteString(s[:i])
+			b.WriteString(e)
+			s, i = s[i+1:], -1
+		}
+	}
+	b.WriteString(s)
+}
+
+// appendEscaped is writeEscaped appending to a byte slice.
+func appendEscaped(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if e := htmlEscape(s[i]); e != "" {
+			b = append(b, s[:i]...)
+			b = append(b, e...)
+			s, i = s[i+1:], -1
+		}
+	}
+	return append(b, s...)
+}
+
+// htmlEscape is the entity html.EscapeString writes for c, or "" when it
+// leaves c as it is.
+func htmlEscape(c byte) string {
+	switch c {
+	case '&':
+		return "&amp;"
+	case '\'':
+		return "&#39;"
+	case '<':
+		return "&lt;"
+	case '>':
+		return "&gt;"
+	case '"':
+		return "&#34;"
+	case '\r':
+		return "&#13;"
+	}
+	return ""
 }
 
 // plainElement reports element and attribute names that render and

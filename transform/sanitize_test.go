@@ -143,6 +143,26 @@ func TestWriteTagIsTokenString(t *testing.T) {
 	}
 }
 
+// TestEscapedIsEscapeString: the walk escapes text and attribute values
+// as html.EscapeString does, every byte value among them.
+func TestEscapedIsEscapeString(t *testing.T) {
+	t.Parallel()
+	var all []byte
+	for c := range 256 {
+		all = append(all, byte(c), 'x')
+	}
+	for _, s := range []string{"", "plain", "&", `a & b <c> "d" 'e'` + "\r\n", "&amp;&&", "\r", "é'ü\"", string(all)} {
+		var b strings.Builder
+		writeEscaped(&b, s)
+		if got, want := b.String(), html.EscapeString(s); got != want {
+			t.Errorf("writeEscaped(%q) = %q, want %q", s, got, want)
+		}
+		if got, want := string(appendEscaped([]byte("p"), s)), "p"+html.EscapeString(s); got != want {
+			t.Errorf("appendEscaped(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
 // FuzzTreeSanitizer compares the tree walk with bluemonday on arbitrary
 // fragments, after the DOM steps, wherever the walk does not fall back.
 func FuzzTreeSanitizer(f *testing.F) {

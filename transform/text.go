@@ -201,10 +201,18 @@ func (w *spaceCollapser) writeString(s string) {
 		// ASCII first: it is most of most feeds, and needs no decoding.
 		if c := s[i]; c < utf8.RuneSelf {
 			if c > ' ' && c < 0x7f {
-				// A run of printable characters is copied at once.
+				// A run of printable characters is copied at once, with
+				// the single spaces between them: they are written as
+				// they are.
 				j := i + 1
-				for j < len(s) && s[j] > ' ' && s[j] < 0x7f {
-					j++
+				for j < len(s) {
+					if c := s[j]; c > ' ' && c < 0x7f {
+						j++
+					} else if c == ' ' && j+1 < len(s) && s[j+1] > ' ' && s[j+1] < 0x7f {
+						j += 2
+					} else {
+						break
+					}
 				}
 				if w.space {
 					w.b.WriteByte(' ')

@@ -65,6 +65,7 @@ func TestCollapseSpaceCases(t *testing.T) {
 		"", " ", "a", " a ", "a b", "a  b", "a\tb", "a\n\nb\r\n", "\x00a\x01 b\x7f", "a \x00 b", "a\x00 \x00b",
 		"ab ", " ab", "\u00a0a\u00a0", "a\u200bb", "é  ü", "a\xffb", "a \xe2\x80 b", "\xc3", "x\u2028y", "tab\there",
 		"Item 3 of feed 5: alpha beta", "a\u0085b", "ﬁ ligature", "日本語　テキスト",
+		"a b c  d", "a b\tc", "a b ", "a b\u00a0c", "a b\x00c", "a b\x7fc", "a b\n", "a b é", "a b  ",
 	} {
 		if got, want := collapseSpace(s), collapseSpaceByRune(s); got != want {
 			t.Errorf("collapseSpace(%q) = %q, want %q", s, got, want)
