@@ -44,28 +44,34 @@ func encodeEnvelope(env envelope) ([]byte, error) {
 	env.V, env.Payload.Body = envelopeV2, ""
 	// One allocation in the common case: the JSON line of a payload
 	// without its body is well under 1 KiB beyond its title and summary.
-	var b bytes.Buffer
-	b.Grow(len(body) + len(env.Payload.Title) + len(env.Payload.Summary) + 1024)
-	enc := json.NewEncoder(&b)
-	// The HTML escapes would only lengthen the entry: it is never
-	// embedded in HTML.
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(&env); err != nil {
-		return nil, err
+	b := make([]byte, 0, len(body)+len(env.Payload.Title)+len(env.Payload.Summary)+1024)
+	b, ok := appendHead(b, &env)
+	if !ok {
+		buf := bytes.NewBuffer(b[:0])
+		enc := json.NewEncoder(buf)
+		// The HTML escapes would only lengthen the entry: it is never
+		// embedded in HTML.
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(&env); err != nil {
+			return nil, err
+		}
+		b = buf.Bytes()
 	}
-	// Encode ends the line with the newline that separates the body; the
-	// JSON before it holds none (encoding/json escapes newlines in strings
-	// and indents nothing).
-	b.WriteString(body)
-	return b.Bytes(), nil
+	// The head ends with the newline that separates the body; the JSON
+	// before it holds none (encoding/json escapes newlines in strings and
+	// indents nothing).
+	return append(b, body...), nil
 }
 
 // decodeEnvelope reads an outbox entry of either version.
 func decodeEnvelope(data []byte, env *envelope) error {
 	// A version 1 entry (json.Marshal's output) holds no raw newline.
 	head, body, split := bytes.Cut(data, []byte{'\n'})
-	if err := json.Unmarshal(head, env); err != nil {
-		return err
+	if orig := *env; !parseHead(head, env) {
+		*env = orig
+		if err := json.Unmarshal(head, env); err != nil {
+			return err
+		}
 	}
 	switch {
 	case env.V == envelopeV1 && !split:
