@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/feedworker/feedworker/transform"
 )
@@ -63,13 +64,14 @@ func encodeEnvelope(env envelope) ([]byte, error) {
 	return append(b, body...), nil
 }
 
-// decodeEnvelope reads an outbox entry of either version.
-func decodeEnvelope(data []byte, env *envelope) error {
+// decodeEnvelope reads an outbox entry of either version. The strings of
+// env share data's memory where they can (the body always does).
+func decodeEnvelope(data string, env *envelope) error {
 	// A version 1 entry (json.Marshal's output) holds no raw newline.
-	head, body, split := bytes.Cut(data, []byte{'\n'})
+	head, body, split := strings.Cut(data, "\n")
 	if orig := *env; !parseHead(head, env) {
 		*env = orig
-		if err := json.Unmarshal(head, env); err != nil {
+		if err := json.Unmarshal([]byte(head), env); err != nil {
 			return err
 		}
 	}
@@ -80,7 +82,7 @@ func decodeEnvelope(data []byte, env *envelope) error {
 		if env.Payload.Body != "" {
 			return fmt.Errorf("%w: version 2 with a body in its JSON", errEnvelopeVersion)
 		}
-		env.Payload.Body = string(body)
+		env.Payload.Body = body
 		return nil
 	}
 	return fmt.Errorf("%w %d", errEnvelopeVersion, env.V)

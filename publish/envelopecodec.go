@@ -1,8 +1,8 @@
 package publish
 
 import (
-	"bytes"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -212,25 +212,25 @@ func appendString(dst []byte, s string) []byte {
 // reports whether it could; when it could not, env is left for
 // encoding/json to fill from scratch. What it reads, it reads as
 // json.Unmarshal would.
-func parseHead(head []byte, env *envelope) bool {
+func parseHead(head string, env *envelope) bool {
 	r := headReader{s: head}
-	if !r.object(func(key []byte) bool {
-		switch string(key) {
+	if !r.object(func(key string) bool {
+		switch key {
 		case "v":
 			n, ok := r.int()
 			env.V = int(n)
 			return ok && int64(env.V) == n
 		case "payload":
-			return r.object(func(key []byte) bool { return r.payloadField(key, &env.Payload) })
+			return r.object(func(key string) bool { return r.payloadField(key, &env.Payload) })
 		case "recreate_deleted":
 			return r.bool(&env.RecreateDeleted)
 		case "create_categories":
 			return r.bool(&env.CreateCategories)
 		case "dates":
-			return r.object(func(key []byte) bool {
+			return r.object(func(key string) bool {
 				var n int64
 				var ok bool
-				switch string(key) {
+				switch key {
 				case "expire_after":
 					n, ok = r.int()
 					env.Dates.ExpireAfter = time.Duration(n)
@@ -243,8 +243,8 @@ func parseHead(head []byte, env *envelope) bool {
 		case "merge_into":
 			m := &mergeInto{}
 			env.MergeInto = m
-			return r.object(func(key []byte) bool {
-				switch string(key) {
+			return r.object(func(key string) bool {
+				switch key {
 				case "target":
 					return r.string(&m.Target)
 				case "categories":
@@ -264,12 +264,12 @@ func parseHead(head []byte, env *envelope) bool {
 // headReader is parseHead's cursor. Each method reports false for what it
 // leaves to encoding/json: anything but the plain forms appendHead writes.
 type headReader struct {
-	s []byte
+	s string
 	i int
 }
 
-func (r *headReader) payloadField(key []byte, pl *transform.Payload) bool {
-	switch string(key) {
+func (r *headReader) payloadField(key string, pl *transform.Payload) bool {
+	switch key {
 	case "type":
 		return r.string(&pl.Type)
 	case "feed_id":
@@ -348,7 +348,7 @@ func (r *headReader) byte(c byte) bool {
 
 // object reads {"key":value,...}, handing each key to field, which reads
 // the value.
-func (r *headReader) object(field func(key []byte) bool) bool {
+func (r *headReader) object(field func(key string) bool) bool {
 	if !r.byte('{') {
 		return false
 	}
@@ -369,11 +369,11 @@ func (r *headReader) object(field func(key []byte) bool) bool {
 	}
 }
 
-// rawString reads a string with no escape in it, and returns its bytes
-// (in r.s).
-func (r *headReader) rawString() ([]byte, bool) {
+// rawString reads a string with no escape in it, and returns it (a part
+// of r.s: the entry's fields share its memory).
+func (r *headReader) rawString() (string, bool) {
 	if !r.byte('"') {
-		return nil, false
+		return "", false
 	}
 	start := r.i
 	ascii := true
@@ -383,21 +383,21 @@ func (r *headReader) rawString() ([]byte, bool) {
 			s := r.s[start:r.i]
 			r.i++
 			// Invalid UTF-8 json.Unmarshal turns into U+FFFD.
-			return s, ascii || utf8.Valid(s)
+			return s, ascii || utf8.ValidString(s)
 		case c == '\\' || c < 0x20:
-			return nil, false
+			return "", false
 		case c >= utf8.RuneSelf:
 			ascii = false
 		}
 	}
-	return nil, false
+	return "", false
 }
 
 func (r *headReader) string(dst *string) bool {
 	r.space()
 	start := r.i
 	if s, ok := r.rawString(); ok {
-		*dst = string(s)
+		*dst = s
 		return true
 	}
 	r.i = start
@@ -507,7 +507,7 @@ func (r *headReader) time(dst *time.Time) bool {
 	if _, ok := r.rawString(); !ok {
 		return false
 	}
-	return dst.UnmarshalJSON(r.s[start:r.i]) == nil
+	return dst.UnmarshalJSON([]byte(r.s[start:r.i])) == nil
 }
 
 // int reads an integer literal (a JSON number without fraction or
@@ -531,7 +531,7 @@ func (r *headReader) int() (int64, bool) {
 			return 0, false
 		}
 	}
-	n, err := strconv.ParseInt(string(r.s[start:r.i]), 10, 64)
+	n, err := strconv.ParseInt(r.s[start:r.i], 10, 64)
 	return n, err == nil
 }
 
@@ -543,7 +543,7 @@ func (r *headReader) intPtr(dst **int64) bool {
 
 func (r *headReader) literal(word string) bool {
 	r.space()
-	if bytes.HasPrefix(r.s[r.i:], []byte(word)) {
+	if strings.HasPrefix(r.s[r.i:], word) {
 		r.i += len(word)
 		return true
 	}
