@@ -156,7 +156,7 @@ func (b *Bolt) Claim(ctx context.Context, owner string, max int, ttl time.Durati
 			if err := o.claims.Put([]byte(member), append(u64(wall+ttl.Milliseconds()), owner...)); err != nil {
 				return err
 			}
-			cl := Claimed{Key: key, Data: bytes.Clone(data), Hash: m.hash, Attempts: m.attempts, Enqueued: fromMS(m.enqueued)}
+			cl := Claimed{Key: key, Data: string(data), Hash: m.hash, Attempts: m.attempts, Enqueued: fromMS(m.enqueued)}
 			cl.Run, cl.RunLength = o.run(member)
 			f, err := feedOf(tx, key.FeedID, true)
 			if err != nil {

@@ -446,8 +446,10 @@ type Record struct {
 
 // Claimed is one outbox entry claimed for delivery.
 type Claimed struct {
-	Key      Key
-	Data     []byte
+	Key Key
+	// Data is the entry's Data as committed. A string: Redis answers
+	// strings, and a delivery reads its fields out of it without a copy.
+	Data     string
 	Hash     string
 	Attempts int
 	Enqueued time.Time

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,6 +37,45 @@ func TestRedisEpochAfterLoss(t *testing.T) {
 	}
 	if got := mustEpoch(t, b, true); got == first {
 		t.Errorf("after the keys were deleted the marker is still %q; want a new one", got)
+	}
+}
+
+// TestRedisEpochPartitionLost: losing one partition's marker (a wiped
+// Cluster node) changes the epoch, and only that part of it: the marker is
+// written anew where it is missing and read as it is elsewhere.
+func TestRedisEpochPartitionLost(t *testing.T) {
+	t.Parallel()
+	c, prefix := dedupetest.Redis(t)
+	s := dedupe.NewRedis(c, dedupe.RedisOptions{Prefix: prefix})
+	ctx := context.Background()
+	first := mustEpoch(t, s, true)
+	keys, err := c.Keys(ctx, prefix+"*epoch").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(first, ",")
+	if len(keys) != len(parts) || len(keys) < 2 {
+		t.Fatalf("%d marker keys for an epoch of %d parts; want as many, at least 2", len(keys), len(parts))
+	}
+	lost, err := c.Get(ctx, keys[0]).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Del(ctx, keys[0]).Err(); err != nil {
+		t.Fatal(err)
+	}
+	second := mustEpoch(t, s, true)
+	var changed []string
+	for i, p := range strings.Split(second, ",") {
+		if p != parts[i] {
+			changed = append(changed, parts[i])
+		}
+	}
+	if len(changed) != 1 || changed[0] != lost {
+		t.Errorf("after marker %s was deleted the epoch changed in %q; want in its part %q only", keys[0], changed, lost)
+	}
+	if got := mustEpoch(t, s, false); got != second {
+		t.Errorf("epoch read again %q; want %q", got, second)
 	}
 }
 

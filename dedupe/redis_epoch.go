@@ -2,6 +2,7 @@ package dedupe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -61,34 +62,66 @@ func (r *Redis) epochKeys() []string {
 	return keys
 }
 
-// Epoch implements [Reconciler.Epoch]: one script per marker key (GET, or
-// SET when missing), in one pipeline.
+// The scripts, hashed once.
+var (
+	epochScript       = redis.NewScript(epochSrc)
+	recordFoundScript = redis.NewScript(recordFoundSrc)
+)
+
+// Epoch implements [Reconciler.Epoch]: one GET per marker key, in one
+// pipeline; a key found missing is then written by a script (GET, or SET
+// when still missing), in a second round trip. Every feed new to a worker
+// reads the marker, and the markers are nearly always there: the GETs
+// cost the worker a fraction of the scripts, and no random ids are drawn
+// for markers that exist.
 func (r *Redis) Epoch(ctx context.Context) (string, bool, error) {
 	keys := r.epochKeys()
-	calls := make([]scriptCall, len(keys))
-	for i, k := range keys {
-		id, err := newEpochID()
-		if err != nil {
-			return "", false, err
+	ids := make([]string, len(keys))
+	gets := make([]*redis.StringCmd, len(keys))
+	if _, err := r.c.Pipelined(ctx, func(pl redis.Pipeliner) error {
+		for i, k := range keys {
+			gets[i] = pl.Get(ctx, k)
 		}
-		calls[i] = scriptCall{keys: []string{k}, args: []any{id}}
-	}
-	cmds, err := r.runPipelined(ctx, redis.NewScript(epochSrc), calls)
-	if err != nil {
+		return nil
+	}); err != nil && !errors.Is(err, redis.Nil) {
 		return "", false, fmt.Errorf("redis epoch marker: %w", err)
 	}
-	ids := make([]string, len(cmds))
-	created := false
-	for i, c := range cmds {
-		res, err := c.Slice()
-		if err == nil && len(res) != 2 {
-			err = fmt.Errorf("unexpected reply %v", res)
-		}
-		if err != nil {
+	var calls []scriptCall
+	var missing []int
+	for i, g := range gets {
+		v, err := g.Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+			id, err := newEpochID()
+			if err != nil {
+				return "", false, err
+			}
+			calls = append(calls, scriptCall{keys: []string{keys[i]}, args: []any{id}})
+			missing = append(missing, i)
+		case err != nil:
 			return "", false, fmt.Errorf("redis epoch marker %s: %w", keys[i], err)
+		default:
+			ids[i] = v
 		}
-		ids[i], _ = res[0].(string)
-		created = created || res[1] == int64(1)
+	}
+	created := false
+	if len(calls) > 0 {
+		cmds, err := r.runPipelined(ctx, epochScript, calls)
+		if err != nil {
+			return "", false, fmt.Errorf("redis epoch marker: %w", err)
+		}
+		for j, c := range cmds {
+			i := missing[j]
+			res, err := c.Slice()
+			if err == nil && len(res) != 2 {
+				err = fmt.Errorf("unexpected reply %v", res)
+			}
+			if err != nil {
+				return "", false, fmt.Errorf("redis epoch marker %s: %w", keys[i], err)
+			}
+			ids[i], _ = res[0].(string)
+			created = created || res[1] == int64(1)
+		}
 	}
 	return strings.Join(ids, ","), created, nil
 }
@@ -107,7 +140,7 @@ func (r *Redis) RecordFound(ctx context.Context, feedID string, found []Found, n
 		args = append(args, f.ExternalID, f.Hash, strconv.FormatInt(f.ContentID, 10), f.Type)
 	}
 	keys := []string{r.feedKey(feedID, "seen"), r.feedKey(feedID, "rec")}
-	n, err := redis.NewScript(recordFoundSrc).Run(ctx, r.c, keys, args...).Int()
+	n, err := recordFoundScript.Run(ctx, r.c, keys, args...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("redis record found items of feed %q: %w", feedID, err)
 	}

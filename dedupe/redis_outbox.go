@@ -161,7 +161,7 @@ func parseClaim(cmd *redis.Cmd) ([]Claimed, float64, error) {
 		if err != nil {
 			return nil, 0, fmt.Errorf("redis claim: %w", err)
 		}
-		c := Claimed{Key: k, Data: []byte(data)}
+		c := Claimed{Key: k, Data: data}
 		m, err := parseMeta(meta)
 		if err != nil {
 			return nil, 0, fmt.Errorf("redis claim %s: %w", k, err)

@@ -323,7 +323,7 @@ func testClaimDeliver(t *testing.T, open opener) {
 		t.Fatalf("claimed %d entries; want 1", len(c))
 	}
 	want := dedupe.Claimed{
-		Key: dedupe.Key{FeedID: "f", ExternalID: "a"}, Data: []byte("payload a h1"), Hash: "h1", Enqueued: t0,
+		Key: dedupe.Key{FeedID: "f", ExternalID: "a"}, Data: "payload a h1", Hash: "h1", Enqueued: t0,
 		Record: dedupe.Record{Hash: "h1", Type: "story", FirstSeen: t0},
 	}
 	if diff := cmp.Diff(want, c[0]); diff != "" {

@@ -39,7 +39,7 @@ func (p *Publisher) DeadLetters(ctx context.Context) ([]DeadLetter, error) {
 	for _, d := range dl {
 		x := DeadLetter{ID: d.ID, FeedID: d.Key.FeedID, ExternalID: d.Key.ExternalID, Status: d.Status, Reason: d.Reason, Attempts: d.Attempts, At: d.At}
 		var env envelope
-		if decodeEnvelope(d.Data, &env) == nil {
+		if decodeEnvelope(string(d.Data), &env) == nil {
 			x.Type, x.Title = env.Payload.Type, env.Payload.Title
 		}
 		out = append(out, x)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/feedworker/feedworker/transform"
 )
@@ -44,28 +45,35 @@ func encodeEnvelope(env envelope) ([]byte, error) {
 	env.V, env.Payload.Body = envelopeV2, ""
 	// One allocation in the common case: the JSON line of a payload
 	// without its body is well under 1 KiB beyond its title and summary.
-	var b bytes.Buffer
-	b.Grow(len(body) + len(env.Payload.Title) + len(env.Payload.Summary) + 1024)
-	enc := json.NewEncoder(&b)
-	// The HTML escapes would only lengthen the entry: it is never
-	// embedded in HTML.
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(&env); err != nil {
-		return nil, err
+	b := make([]byte, 0, len(body)+len(env.Payload.Title)+len(env.Payload.Summary)+1024)
+	b, ok := appendHead(b, &env)
+	if !ok {
+		buf := bytes.NewBuffer(b[:0])
+		enc := json.NewEncoder(buf)
+		// The HTML escapes would only lengthen the entry: it is never
+		// embedded in HTML.
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(&env); err != nil {
+			return nil, err
+		}
+		b = buf.Bytes()
 	}
-	// Encode ends the line with the newline that separates the body; the
-	// JSON before it holds none (encoding/json escapes newlines in strings
-	// and indents nothing).
-	b.WriteString(body)
-	return b.Bytes(), nil
+	// The head ends with the newline that separates the body; the JSON
+	// before it holds none (encoding/json escapes newlines in strings and
+	// indents nothing).
+	return append(b, body...), nil
 }
 
-// decodeEnvelope reads an outbox entry of either version.
-func decodeEnvelope(data []byte, env *envelope) error {
+// decodeEnvelope reads an outbox entry of either version. The strings of
+// env share data's memory where they can (the body always does).
+func decodeEnvelope(data string, env *envelope) error {
 	// A version 1 entry (json.Marshal's output) holds no raw newline.
-	head, body, split := bytes.Cut(data, []byte{'\n'})
-	if err := json.Unmarshal(head, env); err != nil {
-		return err
+	head, body, split := strings.Cut(data, "\n")
+	if orig := *env; !parseHead(head, env) {
+		*env = orig
+		if err := json.Unmarshal([]byte(head), env); err != nil {
+			return err
+		}
 	}
 	switch {
 	case env.V == envelopeV1 && !split:
@@ -74,7 +82,7 @@ func decodeEnvelope(data []byte, env *envelope) error {
 		if env.Payload.Body != "" {
 			return fmt.Errorf("%w: version 2 with a body in its JSON", errEnvelopeVersion)
 		}
-		env.Payload.Body = string(body)
+		env.Payload.Body = body
 		return nil
 	}
 	return fmt.Errorf("%w %d", errEnvelopeVersion, env.V)

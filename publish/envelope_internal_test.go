@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,7 +34,7 @@ func TestEnvelopeRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out envelope
-		if err := decodeEnvelope(data, &out); err != nil {
+		if err := decodeEnvelope(string(data), &out); err != nil {
 			t.Fatalf("body %q: %v", body, err)
 		}
 		in.V = envelopeV2
@@ -56,7 +57,7 @@ func TestEnvelopeVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out envelope
-	if err := decodeEnvelope(data, &out); err != nil {
+	if err := decodeEnvelope(string(data), &out); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(out, in) {
@@ -73,12 +74,52 @@ func TestEnvelopeRefused(t *testing.T) {
 		`{"v":2,"payload":{"body":"x"}}` + "\nbody",
 	} {
 		var env envelope
-		if err := decodeEnvelope([]byte(data), &env); !errors.Is(err, errEnvelopeVersion) {
+		if err := decodeEnvelope(data, &env); !errors.Is(err, errEnvelopeVersion) {
 			t.Errorf("%q: err = %v; want errEnvelopeVersion", data, err)
 		}
 	}
 	var env envelope
-	if err := decodeEnvelope([]byte("{\"v\":2,\n"), &env); err == nil {
+	if err := decodeEnvelope("{\"v\":2,\n", &env); err == nil {
 		t.Error("a cut JSON line decoded")
 	}
+}
+
+// benchEnvelope is an outbox entry of a bench farm item: a story with
+// about 1.5 KB of HTML.
+func benchEnvelope() envelope {
+	body := strings.Repeat(`<p>Lorem ipsum dolor sit amet, <a href="https://example.org/a?b=1&amp;c=2">consectetur</a> adipiscing elit.</p>`+"\n", 14)
+	return envelope{Payload: transform.Payload{Type: transform.TypeStory, FeedID: "farm-1", ExternalID: "guid:https://farm.example/1/items/7",
+		Title: "Item 7 of feed 1: a title of some length", Summary: strings.Repeat("A summary sentence. ", 10), Body: body,
+		ImageURL: "https://example.org/img/7.jpg", ExternalURL: "https://example.org/items/7",
+		PublishDate: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Hash: strings.Repeat("0123456789abcdef", 4)}}
+}
+
+// BenchmarkEnvelope is the outbox entry's encode (Accept) and decode (each
+// delivery attempt).
+//
+//	go test -run '^$' -bench Envelope -benchmem ./publish/
+func BenchmarkEnvelope(b *testing.B) {
+	env := benchEnvelope()
+	b.Run("encode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := encodeEnvelope(env); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		data, err := encodeEnvelope(env)
+		if err != nil {
+			b.Fatal(err)
+		}
+		entry := string(data) // as a claim hands it over
+		b.ReportAllocs()
+		for b.Loop() {
+			var out envelope
+			if err := decodeEnvelope(entry, &out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

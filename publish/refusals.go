@@ -57,7 +57,7 @@ func (p *Publisher) maybeRequeueRefusals(ctx context.Context) {
 			continue
 		}
 		var env envelope
-		if decodeEnvelope(d.Data, &env) != nil {
+		if decodeEnvelope(string(d.Data), &env) != nil {
 			continue // unreadable here too: a newer version's, or damaged
 		}
 		if err := p.RetryDeadLetter(ctx, d.ID); err != nil {

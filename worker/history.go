@@ -1,12 +1,8 @@
 package worker
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"hash/fnv"
-	"io"
 	"slices"
 	"sync"
 	"time"
@@ -116,9 +112,17 @@ func sourceUpdate(it *gofeed.Item, e history.Event) history.Update {
 func (r *recorder) Accepted(feedID string, items []publish.Accepted) {
 	at := r.now().UnixMilli()
 	ups := make([]history.Update, 0, len(items))
+	// The digests are computed before the lock: they are most of the work,
+	// and every feed's Accept comes through here.
+	digests := make([]history.Digest, len(items))
+	for i, a := range items {
+		if a.Fate != publish.FateDropped {
+			digests[i] = digest(a.Payload)
+		}
+	}
 	r.mu.Lock()
 	n := r.notes(feedID)
-	for _, a := range items {
+	for i, a := range items {
 		pl := a.Payload
 		u := history.Update{ID: pl.ExternalID, Title: pl.Title, Link: pl.ExternalURL, GUID: n.guids[pl.ExternalID], Seen: true,
 			Event: history.Event{At: at}}
@@ -145,9 +149,7 @@ func (r *recorder) Accepted(feedID string, items []publish.Accepted) {
 			u.Event.Kind = history.Unchanged
 			n.unchanged++
 		}
-		if a.Fate != publish.FateDropped {
-			u.Digest = digest(pl)
-		}
+		u.Digest = digests[i]
 		ups = append(ups, u)
 	}
 	r.mu.Unlock()
@@ -200,51 +202,6 @@ func (r *recorder) Polled(feedID string, p feeds.PollRecord) {
 	}
 	r.mu.Unlock()
 	r.rec.Poll(feedID, rec)
-}
-
-// digest is a short hash per group of mapped fields, so the history can
-// name what changed in an update. 24 bits each: a diagnostic, not a proof.
-// It is kept as numbers until the history is written (history.Digest).
-func digest(pl *transform.Payload) history.Digest {
-	// Each value is hashed as json.Marshal writes it, streamed into the
-	// hash rather than marshalled into a fresh slice: the same digests as
-	// before, without a copy of every body.
-	f := fnv.New32a()
-	enc := json.NewEncoder(lineless{f})
-	var d history.Digest
-	h := func(g history.Field, vs ...any) {
-		f.Reset()
-		for _, v := range vs {
-			_ = enc.Encode(v)
-			f.Write([]byte{0})
-		}
-		d.Set(g, f.Sum32())
-	}
-	h(history.FieldType, pl.Type)
-	h(history.FieldTitle, pl.Title)
-	h(history.FieldSummary, pl.Summary)
-	h(history.FieldBody, pl.Body)
-	h(history.FieldImage, pl.ImageURL)
-	h(history.FieldLink, pl.ExternalURL, pl.MoreButtonText)
-	h(history.FieldDates, pl.PublishDate, pl.ExpirationDate, pl.PriorityUntil)
-	h(history.FieldCategories, pl.CategoryIDs, pl.CategoryNames)
-	h(history.FieldSettings, pl.AuthorID, pl.PriorityID, pl.StatusID, pl.Segments, pl.Private, pl.ExclusiveToSegment,
-		pl.AvailableInPartner, pl.EnableComments, pl.EnableLinkTracking, pl.Evergreen)
-	h(history.FieldEvent, pl.Event)
-	h(history.FieldNeed, pl.Need)
-	return d
-}
-
-// lineless writes to w what json.Encoder writes without the newline it
-// ends each value with (Encode writes a value in one call), so that the
-// bytes are json.Marshal's.
-type lineless struct{ w io.Writer }
-
-func (l lineless) Write(p []byte) (int, error) {
-	if _, err := l.w.Write(bytes.TrimSuffix(p, []byte{'\n'})); err != nil {
-		return 0, err
-	}
-	return len(p), nil
 }
 
 // flushHistory writes what is recorded, for a pass that ends.
