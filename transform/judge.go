@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/microcosm-cc/bluemonday"
 	"golang.org/x/net/html"
 )
 
@@ -168,4 +169,98 @@ func (j *tagJudge) validURL(raw string) (*url.URL, string, bool) {
 		return nil, "", false
 	}
 	return u, u.String(), true
+}
+
+// judgeProbe is one start tag the judge and bluemonday must write alike.
+type judgeProbe struct {
+	name  string
+	attrs []html.Attribute
+}
+
+// judgeProbes are hand-written tags, each the hard case of one rule: URLs
+// that do not parse, are relative, have another scheme, white space, or
+// are rewritten by net/url; links to other hosts and not; patterns that
+// match and do not; attributes the policy does not know; tags left with no
+// attribute. newBodySanitizer asks both at every start, so that a policy
+// changed beyond what the judge models, or a bluemonday that judges
+// otherwise, falls back to bluemonday instead of writing other bodies.
+func judgeProbes() []judgeProbe {
+	a := func(kv ...string) []html.Attribute {
+		var out []html.Attribute
+		for i := 0; i+1 < len(kv); i += 2 {
+			out = append(out, html.Attribute{Key: kv[i], Val: kv[i+1]})
+		}
+		return out
+	}
+	return []judgeProbe{
+		{"a", a("href", "https://example.org/x?a=1&b=2#f")},
+		{"a", a("href", "/relative")},
+		{"a", a("href", "//example.org/protocol-relative")},
+		{"a", a("href", "mailto:someone@example.org", "title", "mail")},
+		{"a", a("href", "javascript:alert(1)", "title", "t")},
+		{"a", a("href", "JavaScript:alert(1)")},
+		{"a", a("href", "HTTPS://Example.org/Upper")},
+		{"a", a("href", "  https://example.org/trimmed \u00a0")},
+		{"a", a("href", "https://example.org/a b")},
+		{"a", a("href", "https://example.org/tab\there")},
+		{"a", a("href", "https://example.org/nl\nhere")},
+		{"a", a("href", "https://example.org/cr\rhere")},
+		{"a", a("href", "https://example.org/ctl\x01")},
+		{"a", a("href", "https://example.org/ünïcode/パス?q=é")},
+		{"a", a("href", "https://example.org/%zz")},
+		{"a", a("href", "https://[::1]:80/")},
+		{"a", a("href", "https://user:pass@example.org/")},
+		{"a", a("href", "http://")},
+		{"a", a("href", "http:opaque")},
+		{"a", a("href", "https:///no-host")},
+		{"a", a("href", "")},
+		{"a", a("href", "https://example.org/1", "href", "/2")},
+		{"a", a("href", "/1", "href", "https://example.org/2")},
+		{"img", a("alt", "1", "src", "https://example.org/i.png", "alt", "2")},
+		{"a", a("title", "only a title")},
+		{"a", a("rel", "opener", "target", "_self", "href", "https://example.org/")},
+		{"a", a("class", "x", "style", "color:red", "onclick", "x()")},
+		{"a", a("href", "https://example.org/", "lang", "en-GB", "dir", "RTL", "title", `"q" & <b>`)},
+		{"img", a("src", "https://example.org/i.png", "width", "640", "height", "360", "alt", "a")},
+		{"img", a("src", "https://example.org/i.png", "width", "10%", "height", "123456", "style", "width:1px")},
+		{"img", a("src", "https://example.org/i.png", "width", "00100", "height", " 1")},
+		{"img", a("src", "/relative.png", "alt", "kept without src")},
+		{"img", a("src", "data:image/png;base64,AAAA")},
+		{"img", a("src", "data:image/png;base64,AA AA")},
+		{"img", a("srcset", "https://example.org/1.png 1x", "data-src", "https://example.org/2.png")},
+		{"img", a("title", "t")},
+		{"td", a("colspan", "2", "rowspan", "x")},
+		{"th", a("colspan", "")},
+		{"ol", a("start", "3", "type", "i")},
+		{"ul", a("start", "3")},
+		{"blockquote", a("cite", "https://example.org/q")},
+		{"blockquote", a("cite", "/relative")},
+		{"q", a("cite", "mailto:x@example.org")},
+		{"del", a("cite", "https://example.org/why", "datetime", "2024-01-01T10:00Z")},
+		{"ins", a("datetime", "bad!")},
+		{"time", a("datetime", "2024-01-01 10:00:00+01:00")},
+		{"time", a("datetime", "123")},
+		{"abbr", a("title", "HyperText")},
+		{"dfn", a("title", "t", "id", "x")},
+		{"span", a("title", "not on span")},
+		{"p", a("lang", "x")},
+		{"p", a("lang", "zh-Hant-TW", "dir", "auto")},
+		{"div", a("dir", "sideways")},
+		{"br", a("class", "x")},
+		{"hr", a("lang", "en")},
+		{"pre", a("lang", "en")},
+	}
+}
+
+// disagreement is the first probe on which the judge and p write
+// differently, described; "" when they agree on all.
+func (j *tagJudge) disagreement(p *bluemonday.Policy) string {
+	for _, pr := range judgeProbes() {
+		void := isVoid(pr.name)
+		got, _ := j.appendVerdict(nil, pr.name, pr.attrs, void, nil)
+		if want := p.Sanitize(tagString(pr.name, pr.attrs, void)); string(got) != want {
+			return fmt.Sprintf("<%s %v>: the judge writes %q, bluemonday %q", pr.name, pr.attrs, got, want)
+		}
+	}
+	return ""
 }

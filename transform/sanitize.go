@@ -27,6 +27,9 @@ type bodySanitizer struct {
 	// bare holds the policy's verdict on each allowed tag with no
 	// attributes ("" when it drops it).
 	bare map[string]string
+	// judgeOff says why judge is nil: it wrote a probe otherwise than
+	// bluemonday (judgeProbes), and every body goes through bluemonday.
+	judgeOff string
 }
 
 func newBodySanitizer(p *bluemonday.Policy) *bodySanitizer {
@@ -38,6 +41,9 @@ func newBodySanitizer(p *bluemonday.Policy) *bodySanitizer {
 		}
 	}
 	s.judge = newTagJudge(bodyAttrRules(), bodyURLSchemes(), s.bare)
+	if d := s.judge.disagreement(p); d != "" {
+		s.judge, s.judgeOff = nil, d
+	}
 	return s
 }
 

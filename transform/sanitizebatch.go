@@ -37,6 +37,9 @@ func (bt *sanitizeBatch) add(c *content, dst *string, p *Payload) {
 // collect checks c's tree for the walk and judges its tags; false when
 // the walk cannot handle it.
 func (bt *sanitizeBatch) collect(c *content) bool {
+	if bt.s.judge == nil {
+		return false
+	}
 	bt.out, bt.verdicts = bt.out[:0], bt.verdicts[:0]
 	for n := range c.root.ChildNodes() {
 		if !bt.check(n) {
