@@ -21,10 +21,10 @@ func (r *Redis) aliasKey(f AliasFP) string {
 	return r.l.tag(r.l.partitionOf(f.FP)) + "x:" + f.FP
 }
 
-// putFirstScript sets an alias across feeds unless another target holds
-// it; the holder's put renews it, keeping the time it was reserved. One
-// key: Cluster-legal anywhere.
-var putFirstScript = redis.NewScript(`
+// putFirstSrc sets an alias across feeds unless another target holds it;
+// the holder's put renews it, keeping the time it was reserved. One key:
+// Cluster-legal anywhere.
+const putFirstSrc = `
 local v = redis.call('GET', KEYS[1])
 local val = ARGV[1]
 if v then
@@ -33,11 +33,11 @@ if v then
   if since then val = val .. '|' .. since end
 end
 redis.call('SET', KEYS[1], val, 'PX', ARGV[2])
-return 1`)
+return 1`
 
-// reserveScript is putFirstScript that also stamps a new holder's time
+// reserveSrc is putFirstSrc that also stamps a new holder's time
 // (ARGV[4]) and answers the value held after the call.
-var reserveScript = redis.NewScript(`
+const reserveSrc = `
 local v = redis.call('GET', KEYS[1])
 local val = ARGV[1] .. '|' .. ARGV[4]
 if v then
@@ -46,7 +46,7 @@ if v then
   if since then val = ARGV[1] .. '|' .. since end
 end
 redis.call('SET', KEYS[1], val, 'PX', ARGV[2])
-return val`)
+return val`
 
 // LookupAliases implements [AliasIndex] in one pipeline of GETs.
 func (r *Redis) LookupAliases(ctx context.Context, fps []AliasFP, _ time.Time) ([]Alias, error) {
@@ -110,7 +110,7 @@ func (r *Redis) PutAliases(ctx context.Context, aliases []Alias, _ time.Time) er
 		}
 		c := scriptCall{keys: []string{key}, args: []any{aliasValue(a), strconv.FormatInt(ttl.Milliseconds(), 10), a.Target.String()}}
 		calls = append(calls, c)
-		across = append(across, putFirstScript.EvalSha(ctx, pipe, c.keys, c.args...))
+		across = append(across, r.s.putFirst.EvalSha(ctx, pipe, c.keys, c.args...))
 	}
 	cmds, err := pipe.Exec(ctx)
 	if err != nil && !isReplyError(err) {
@@ -131,7 +131,7 @@ func (r *Redis) PutAliases(ctx context.Context, aliases []Alias, _ time.Time) er
 	if len(missing) == 0 {
 		return nil
 	}
-	again, err := r.runPipelined(ctx, putFirstScript, missing)
+	again, err := r.runPipelined(ctx, r.s.putFirst, missing)
 	if err != nil {
 		return fmt.Errorf("redis put aliases: %w", err)
 	}
@@ -163,7 +163,7 @@ func (r *Redis) ReserveAliases(ctx context.Context, aliases []Alias, now time.Ti
 		calls[i] = scriptCall{keys: []string{r.aliasKey(a.AliasFP)}, args: []any{aliasValue(a),
 			strconv.FormatInt(ttl.Milliseconds(), 10), a.Target.String(), nowMS}}
 	}
-	cmds, err := r.runPipelined(ctx, reserveScript, calls)
+	cmds, err := r.runPipelined(ctx, r.s.reserve, calls)
 	if err != nil {
 		return nil, fmt.Errorf("redis reserve aliases: %w", err)
 	}

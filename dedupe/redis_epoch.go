@@ -62,12 +62,6 @@ func (r *Redis) epochKeys() []string {
 	return keys
 }
 
-// The scripts, hashed once.
-var (
-	epochScript       = redis.NewScript(epochSrc)
-	recordFoundScript = redis.NewScript(recordFoundSrc)
-)
-
 // Epoch implements [Reconciler.Epoch]: one GET per marker key, in one
 // pipeline; a key found missing is then written by a script (GET, or SET
 // when still missing), in a second round trip. Every feed new to a worker
@@ -106,7 +100,7 @@ func (r *Redis) Epoch(ctx context.Context) (string, bool, error) {
 	}
 	created := false
 	if len(calls) > 0 {
-		cmds, err := r.runPipelined(ctx, epochScript, calls)
+		cmds, err := r.runPipelined(ctx, r.s.epoch, calls)
 		if err != nil {
 			return "", false, fmt.Errorf("redis epoch marker: %w", err)
 		}
@@ -140,7 +134,7 @@ func (r *Redis) RecordFound(ctx context.Context, feedID string, found []Found, n
 		args = append(args, f.ExternalID, f.Hash, strconv.FormatInt(f.ContentID, 10), f.Type)
 	}
 	keys := []string{r.feedKey(feedID, "seen"), r.feedKey(feedID, "rec")}
-	n, err := recordFoundScript.Run(ctx, r.c, keys, args...).Int()
+	n, err := r.s.recordFound.Run(ctx, r.c, keys, args...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("redis record found items of feed %q: %w", feedID, err)
 	}

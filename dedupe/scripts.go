@@ -474,6 +474,7 @@ type scripts struct {
 	diff, commit, claim, settle, retryDead    *redis.Script
 	acquireLease, renewLease, releaseLease    *redis.Script
 	acquireLeases, renewLeases, releaseLeases *redis.Script
+	epoch, recordFound, putFirst, reserve     *redis.Script
 }
 
 func newScripts() scripts {
@@ -489,5 +490,9 @@ func newScripts() scripts {
 		acquireLeases: redis.NewScript(acquireLeasesSrc),
 		renewLeases:   redis.NewScript(renewLeasesSrc),
 		releaseLeases: redis.NewScript(releaseLeasesSrc),
+		epoch:         redis.NewScript(epochSrc),
+		recordFound:   redis.NewScript(recordFoundSrc),
+		putFirst:      redis.NewScript(putFirstSrc),
+		reserve:       redis.NewScript(reserveSrc),
 	}
 }
