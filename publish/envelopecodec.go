@@ -7,6 +7,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/feedworker/feedworker/internal/jsonfast"
 	"github.com/feedworker/feedworker/transform"
 )
 
@@ -31,13 +32,13 @@ func appendHead(b []byte, env *envelope) (_ []byte, ok bool) {
 	b = append(b, `{"v":`...)
 	b = strconv.AppendInt(b, int64(env.V), 10)
 	b = append(b, `,"payload":{"type":`...)
-	b = appendString(b, pl.Type)
+	b = jsonfast.AppendString(b, pl.Type)
 	b = append(b, `,"feed_id":`...)
-	b = appendString(b, pl.FeedID)
+	b = jsonfast.AppendString(b, pl.FeedID)
 	b = append(b, `,"external_id":`...)
-	b = appendString(b, pl.ExternalID)
+	b = jsonfast.AppendString(b, pl.ExternalID)
 	b = append(b, `,"title":`...)
-	b = appendString(b, pl.Title)
+	b = jsonfast.AppendString(b, pl.Title)
 	b = appendStringField(b, `,"summary":`, pl.Summary)
 	b = appendStringField(b, `,"body":`, pl.Body)
 	b = appendStringField(b, `,"image_url":`, pl.ImageURL)
@@ -65,7 +66,7 @@ func appendHead(b []byte, env *envelope) (_ []byte, ok bool) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, s)
+			b = jsonfast.AppendString(b, s)
 		}
 		b = append(b, ']')
 	}
@@ -96,7 +97,7 @@ func appendHead(b []byte, env *envelope) (_ []byte, ok bool) {
 		b = append(b, `,"cancelled":true`...)
 	}
 	b = append(b, `,"hash":`...)
-	b = appendString(b, pl.Hash)
+	b = jsonfast.AppendString(b, pl.Hash)
 	b = append(b, '}')
 	if env.RecreateDeleted {
 		b = append(b, `,"recreate_deleted":true`...)
@@ -123,7 +124,7 @@ func appendHead(b []byte, env *envelope) (_ []byte, ok bool) {
 	}
 	if m := env.MergeInto; m != nil {
 		b = append(b, `,"merge_into":{"target":`...)
-		b = appendString(b, m.Target)
+		b = jsonfast.AppendString(b, m.Target)
 		if m.Categories {
 			b = append(b, `,"categories":true`...)
 		}
@@ -136,76 +137,14 @@ func appendStringField(b []byte, key, s string) []byte {
 	if s == "" {
 		return b
 	}
-	return appendString(append(b, key...), s)
+	return jsonfast.AppendString(append(b, key...), s)
 }
 
 func appendInts(b []byte, key string, v []int64) []byte {
 	if len(v) == 0 {
 		return b
 	}
-	b = append(b, key...)
-	b = append(b, '[')
-	for i, n := range v {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, n, 10)
-	}
-	return append(b, ']')
-}
-
-// appendString appends s as encoding/json writes a string without HTML
-// escaping: quote, backslash and control characters escaped (\b, \f, \n,
-// \r, \t by name), invalid UTF-8 as U+FFFD, and U+2028 and U+2029 escaped.
-func appendString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return jsonfast.AppendInt64s(append(b, key...), v)
 }
 
 // parseHead reads a head as appendHead writes it into env (zero), and
