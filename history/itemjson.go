@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/feedworker/feedworker/internal/jsonfast"
 )
@@ -314,36 +313,18 @@ func (s *itemScanner) null() bool {
 	return false
 }
 
-// str reads a string of valid UTF-8 without escapes; one with escapes
-// is read by encoding/json.
+// str reads a string as json.Unmarshal does.
 func (s *itemScanner) str() string {
-	if !s.expect('"') {
+	if s.bad {
 		return ""
 	}
-	start, escaped := s.i, false
-	for ; s.i < len(s.b); s.i++ {
-		switch c := s.b[s.i]; {
-		case c == '"':
-			raw := s.b[start:s.i]
-			s.i++
-			if !escaped && utf8.Valid(raw) {
-				return string(raw)
-			}
-			var v string
-			if err := json.Unmarshal(s.b[start-1:s.i], &v); err != nil {
-				s.bad = true
-			}
-			return v
-		case c == '\\':
-			escaped = true
-			s.i++ // the escaped character, never the closing quote
-		case c < 0x20:
-			s.bad = true
-			return ""
-		}
+	v, n, ok := jsonfast.ReadString(s.b[s.i:])
+	if !ok {
+		s.bad = true
+		return ""
 	}
-	s.bad = true
-	return ""
+	s.i += n
+	return v
 }
 
 // int reads an integer of the given bit size.

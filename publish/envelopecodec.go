@@ -4,8 +4,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/feedworker/feedworker/internal/jsonfast"
 	"github.com/feedworker/feedworker/transform"
@@ -18,8 +16,8 @@ import (
 // escaping, fields in struct order), so entries read the same by any
 // worker; TestEnvelopeHeadBytes and FuzzEnvelopeHead hold both directions
 // to encoding/json. What the fast paths do not handle (an event's or a
-// need's fields, a null, an unknown key, an unusual escape) goes to
-// encoding/json whole, as before.
+// need's fields, a null, an unknown key) goes to encoding/json whole, as
+// before; strings, escaped or not, are read by jsonfast.ReadString.
 
 // appendHead appends env's head as encoding/json writes it, with the
 // newline; ok is false for an envelope it leaves to encoding/json (an
@@ -295,8 +293,8 @@ func (r *headReader) object(field func(key string) bool) bool {
 		return true
 	}
 	for {
-		key, ok := r.rawString()
-		if !ok || !r.byte(':') || !field(key) {
+		var key string
+		if !r.string(&key) || !r.byte(':') || !field(key) {
 			return false
 		}
 		if r.byte('}') {
@@ -308,134 +306,16 @@ func (r *headReader) object(field func(key string) bool) bool {
 	}
 }
 
-// rawString reads a string with no escape in it, and returns it (a part
-// of r.s: the entry's fields share its memory).
-func (r *headReader) rawString() (string, bool) {
-	if !r.byte('"') {
-		return "", false
-	}
-	start := r.i
-	ascii := true
-	for ; r.i < len(r.s); r.i++ {
-		switch c := r.s[r.i]; {
-		case c == '"':
-			s := r.s[start:r.i]
-			r.i++
-			// Invalid UTF-8 json.Unmarshal turns into U+FFFD.
-			return s, ascii || utf8.ValidString(s)
-		case c == '\\' || c < 0x20:
-			return "", false
-		case c >= utf8.RuneSelf:
-			ascii = false
-		}
-	}
-	return "", false
-}
-
+// string reads a string as json.Unmarshal does; one without escapes is
+// a part of r.s.
 func (r *headReader) string(dst *string) bool {
 	r.space()
-	start := r.i
-	if s, ok := r.rawString(); ok {
-		*dst = s
-		return true
+	v, n, ok := jsonfast.ReadString(r.s[r.i:])
+	if ok {
+		*dst = v
+		r.i += n
 	}
-	r.i = start
-	return r.escapedString(dst)
-}
-
-// escapedString reads a string with the escapes appendString writes, and
-// \/ and \u escapes of single UTF-16 units or valid surrogate pairs.
-func (r *headReader) escapedString(dst *string) bool {
-	if !r.byte('"') {
-		return false
-	}
-	var b []byte
-	start := r.i
-	for r.i < len(r.s) {
-		c := r.s[r.i]
-		switch {
-		case c == '"':
-			b = append(b, r.s[start:r.i]...)
-			r.i++
-			if !utf8.Valid(b) {
-				return false
-			}
-			*dst = string(b)
-			return true
-		case c < 0x20:
-			return false
-		case c != '\\':
-			r.i++
-			continue
-		}
-		b = append(b, r.s[start:r.i]...)
-		if r.i+1 >= len(r.s) {
-			return false
-		}
-		e := r.s[r.i+1]
-		r.i += 2
-		switch e {
-		case '"', '\\', '/':
-			b = append(b, e)
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'n':
-			b = append(b, '\n')
-		case 'r':
-			b = append(b, '\r')
-		case 't':
-			b = append(b, '\t')
-		case 'u':
-			u, ok := r.hex4()
-			if !ok {
-				return false
-			}
-			ru := rune(u)
-			if utf16.IsSurrogate(ru) {
-				if r.i+1 >= len(r.s) || r.s[r.i] != '\\' || r.s[r.i+1] != 'u' {
-					return false
-				}
-				r.i += 2
-				lo, ok := r.hex4()
-				if !ok {
-					return false
-				}
-				ru = utf16.DecodeRune(ru, rune(lo))
-				if ru == utf8.RuneError {
-					return false
-				}
-			}
-			b = utf8.AppendRune(b, ru)
-		default:
-			return false
-		}
-		start = r.i
-	}
-	return false
-}
-
-func (r *headReader) hex4() (uint16, bool) {
-	if r.i+4 > len(r.s) {
-		return 0, false
-	}
-	var u uint16
-	for _, c := range r.s[r.i : r.i+4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		u = u<<4 | uint16(c)
-	}
-	r.i += 4
-	return u, true
+	return ok
 }
 
 // time reads a time as json.Unmarshal does: the quoted string handed to
@@ -443,7 +323,8 @@ func (r *headReader) hex4() (uint16, bool) {
 func (r *headReader) time(dst *time.Time) bool {
 	r.space()
 	start := r.i
-	if _, ok := r.rawString(); !ok {
+	var s string
+	if !r.string(&s) {
 		return false
 	}
 	return dst.UnmarshalJSON([]byte(r.s[start:r.i])) == nil
