@@ -178,8 +178,11 @@ func parseHead(head string, env *envelope) bool {
 				return ok
 			})
 		case "merge_into":
-			m := &mergeInto{}
-			env.MergeInto = m
+			// A second merge_into fills the first, as json.Unmarshal does.
+			if env.MergeInto == nil {
+				env.MergeInto = &mergeInto{}
+			}
+			m := env.MergeInto
 			return r.object(func(key string) bool {
 				switch key {
 				case "target":
