@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/feedworker/feedworker/internal/jsonfast"
 )
 
 // The embedded store merges item records in the worker: each flush reads
@@ -29,18 +30,18 @@ func itemJSONSize(it *Item) int {
 // appendItemJSON appends json.Marshal(it).
 func appendItemJSON(dst []byte, it *Item) []byte {
 	dst = append(dst, `{"id":`...)
-	dst = appendJSONString(dst, it.ID)
+	dst = jsonfast.AppendStringHTML(dst, it.ID)
 	if it.Title != "" {
 		dst = append(dst, `,"ti":`...)
-		dst = appendJSONString(dst, it.Title)
+		dst = jsonfast.AppendStringHTML(dst, it.Title)
 	}
 	if it.Link != "" {
 		dst = append(dst, `,"l":`...)
-		dst = appendJSONString(dst, it.Link)
+		dst = jsonfast.AppendStringHTML(dst, it.Link)
 	}
 	if it.GUID != "" {
 		dst = append(dst, `,"g":`...)
-		dst = appendJSONString(dst, it.GUID)
+		dst = jsonfast.AppendStringHTML(dst, it.GUID)
 	}
 	dst = append(dst, `,"f0":`...)
 	dst = strconv.AppendInt(dst, it.FirstSeen, 10)
@@ -59,9 +60,9 @@ func appendItemJSON(dst []byte, it *Item) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, k)
+			dst = jsonfast.AppendStringHTML(dst, k)
 			dst = append(dst, ':')
-			dst = appendJSONString(dst, it.Digest[k])
+			dst = jsonfast.AppendStringHTML(dst, it.Digest[k])
 		}
 		dst = append(dst, '}')
 	}
@@ -83,7 +84,7 @@ func appendItemJSON(dst []byte, it *Item) []byte {
 
 func appendEventJSON(dst []byte, e *Event) []byte {
 	dst = append(dst, `{"k":`...)
-	dst = appendJSONString(dst, string(e.Kind))
+	dst = jsonfast.AppendStringHTML(dst, string(e.Kind))
 	dst = append(dst, `,"t":`...)
 	dst = strconv.AppendInt(dst, e.At, 10)
 	for _, f := range [...]struct {
@@ -97,7 +98,7 @@ func appendEventJSON(dst []byte, e *Event) []byte {
 	}
 	if e.Detail != "" {
 		dst = append(dst, `,"d":`...)
-		dst = appendJSONString(dst, e.Detail)
+		dst = jsonfast.AppendStringHTML(dst, e.Detail)
 	}
 	if len(e.Fields) > 0 {
 		dst = append(dst, `,"f":[`...)
@@ -105,66 +106,11 @@ func appendEventJSON(dst []byte, e *Event) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, f)
+			dst = jsonfast.AppendStringHTML(dst, f)
 		}
 		dst = append(dst, ']')
 	}
 	return append(dst, '}')
-}
-
-// appendJSONString appends s as json.Marshal writes a string: quote,
-// backslash and control characters escaped (\b, \f, \n, \r, \t by name),
-// <, > and & as \u003c, \u003e and \u0026, invalid UTF-8 as U+FFFD, and
-// U+2028 and U+2029 escaped.
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 // parseItemJSON reads a stored item record as json.Unmarshal does.
@@ -367,36 +313,18 @@ func (s *itemScanner) null() bool {
 	return false
 }
 
-// str reads a string of valid UTF-8 without escapes; one with escapes
-// is read by encoding/json.
+// str reads a string as json.Unmarshal does.
 func (s *itemScanner) str() string {
-	if !s.expect('"') {
+	if s.bad {
 		return ""
 	}
-	start, escaped := s.i, false
-	for ; s.i < len(s.b); s.i++ {
-		switch c := s.b[s.i]; {
-		case c == '"':
-			raw := s.b[start:s.i]
-			s.i++
-			if !escaped && utf8.Valid(raw) {
-				return string(raw)
-			}
-			var v string
-			if err := json.Unmarshal(s.b[start-1:s.i], &v); err != nil {
-				s.bad = true
-			}
-			return v
-		case c == '\\':
-			escaped = true
-			s.i++ // the escaped character, never the closing quote
-		case c < 0x20:
-			s.bad = true
-			return ""
-		}
+	v, n, ok := jsonfast.ReadString(s.b[s.i:])
+	if !ok {
+		s.bad = true
+		return ""
 	}
-	s.bad = true
-	return ""
+	s.i += n
+	return v
 }
 
 // int reads an integer of the given bit size.

@@ -4,9 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf16"
-	"unicode/utf8"
 
+	"github.com/feedworker/feedworker/internal/jsonfast"
 	"github.com/feedworker/feedworker/transform"
 )
 
@@ -17,8 +16,8 @@ import (
 // escaping, fields in struct order), so entries read the same by any
 // worker; TestEnvelopeHeadBytes and FuzzEnvelopeHead hold both directions
 // to encoding/json. What the fast paths do not handle (an event's or a
-// need's fields, a null, an unknown key, an unusual escape) goes to
-// encoding/json whole, as before.
+// need's fields, a null, an unknown key) goes to encoding/json whole, as
+// before; strings, escaped or not, are read by jsonfast.ReadString.
 
 // appendHead appends env's head as encoding/json writes it, with the
 // newline; ok is false for an envelope it leaves to encoding/json (an
@@ -31,13 +30,13 @@ func appendHead(b []byte, env *envelope) (_ []byte, ok bool) {
 	b = append(b, `{"v":`...)
 	b = strconv.AppendInt(b, int64(env.V), 10)
 	b = append(b, `,"payload":{"type":`...)
-	b = appendString(b, pl.Type)
+	b = jsonfast.AppendString(b, pl.Type)
 	b = append(b, `,"feed_id":`...)
-	b = appendString(b, pl.FeedID)
+	b = jsonfast.AppendString(b, pl.FeedID)
 	b = append(b, `,"external_id":`...)
-	b = appendString(b, pl.ExternalID)
+	b = jsonfast.AppendString(b, pl.ExternalID)
 	b = append(b, `,"title":`...)
-	b = appendString(b, pl.Title)
+	b = jsonfast.AppendString(b, pl.Title)
 	b = appendStringField(b, `,"summary":`, pl.Summary)
 	b = appendStringField(b, `,"body":`, pl.Body)
 	b = appendStringField(b, `,"image_url":`, pl.ImageURL)
@@ -65,7 +64,7 @@ func appendHead(b []byte, env *envelope) (_ []byte, ok bool) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, s)
+			b = jsonfast.AppendString(b, s)
 		}
 		b = append(b, ']')
 	}
@@ -96,7 +95,7 @@ func appendHead(b []byte, env *envelope) (_ []byte, ok bool) {
 		b = append(b, `,"cancelled":true`...)
 	}
 	b = append(b, `,"hash":`...)
-	b = appendString(b, pl.Hash)
+	b = jsonfast.AppendString(b, pl.Hash)
 	b = append(b, '}')
 	if env.RecreateDeleted {
 		b = append(b, `,"recreate_deleted":true`...)
@@ -123,7 +122,7 @@ func appendHead(b []byte, env *envelope) (_ []byte, ok bool) {
 	}
 	if m := env.MergeInto; m != nil {
 		b = append(b, `,"merge_into":{"target":`...)
-		b = appendString(b, m.Target)
+		b = jsonfast.AppendString(b, m.Target)
 		if m.Categories {
 			b = append(b, `,"categories":true`...)
 		}
@@ -136,76 +135,14 @@ func appendStringField(b []byte, key, s string) []byte {
 	if s == "" {
 		return b
 	}
-	return appendString(append(b, key...), s)
+	return jsonfast.AppendString(append(b, key...), s)
 }
 
 func appendInts(b []byte, key string, v []int64) []byte {
 	if len(v) == 0 {
 		return b
 	}
-	b = append(b, key...)
-	b = append(b, '[')
-	for i, n := range v {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, n, 10)
-	}
-	return append(b, ']')
-}
-
-// appendString appends s as encoding/json writes a string without HTML
-// escaping: quote, backslash and control characters escaped (\b, \f, \n,
-// \r, \t by name), invalid UTF-8 as U+FFFD, and U+2028 and U+2029 escaped.
-func appendString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return jsonfast.AppendInt64s(append(b, key...), v)
 }
 
 // parseHead reads a head as appendHead writes it into env (zero), and
@@ -241,8 +178,11 @@ func parseHead(head string, env *envelope) bool {
 				return ok
 			})
 		case "merge_into":
-			m := &mergeInto{}
-			env.MergeInto = m
+			// A second merge_into fills the first, as json.Unmarshal does.
+			if env.MergeInto == nil {
+				env.MergeInto = &mergeInto{}
+			}
+			m := env.MergeInto
 			return r.object(func(key string) bool {
 				switch key {
 				case "target":
@@ -356,8 +296,8 @@ func (r *headReader) object(field func(key string) bool) bool {
 		return true
 	}
 	for {
-		key, ok := r.rawString()
-		if !ok || !r.byte(':') || !field(key) {
+		var key string
+		if !r.string(&key) || !r.byte(':') || !field(key) {
 			return false
 		}
 		if r.byte('}') {
@@ -369,134 +309,16 @@ func (r *headReader) object(field func(key string) bool) bool {
 	}
 }
 
-// rawString reads a string with no escape in it, and returns it (a part
-// of r.s: the entry's fields share its memory).
-func (r *headReader) rawString() (string, bool) {
-	if !r.byte('"') {
-		return "", false
-	}
-	start := r.i
-	ascii := true
-	for ; r.i < len(r.s); r.i++ {
-		switch c := r.s[r.i]; {
-		case c == '"':
-			s := r.s[start:r.i]
-			r.i++
-			// Invalid UTF-8 json.Unmarshal turns into U+FFFD.
-			return s, ascii || utf8.ValidString(s)
-		case c == '\\' || c < 0x20:
-			return "", false
-		case c >= utf8.RuneSelf:
-			ascii = false
-		}
-	}
-	return "", false
-}
-
+// string reads a string as json.Unmarshal does; one without escapes is
+// a part of r.s.
 func (r *headReader) string(dst *string) bool {
 	r.space()
-	start := r.i
-	if s, ok := r.rawString(); ok {
-		*dst = s
-		return true
+	v, n, ok := jsonfast.ReadString(r.s[r.i:])
+	if ok {
+		*dst = v
+		r.i += n
 	}
-	r.i = start
-	return r.escapedString(dst)
-}
-
-// escapedString reads a string with the escapes appendString writes, and
-// \/ and \u escapes of single UTF-16 units or valid surrogate pairs.
-func (r *headReader) escapedString(dst *string) bool {
-	if !r.byte('"') {
-		return false
-	}
-	var b []byte
-	start := r.i
-	for r.i < len(r.s) {
-		c := r.s[r.i]
-		switch {
-		case c == '"':
-			b = append(b, r.s[start:r.i]...)
-			r.i++
-			if !utf8.Valid(b) {
-				return false
-			}
-			*dst = string(b)
-			return true
-		case c < 0x20:
-			return false
-		case c != '\\':
-			r.i++
-			continue
-		}
-		b = append(b, r.s[start:r.i]...)
-		if r.i+1 >= len(r.s) {
-			return false
-		}
-		e := r.s[r.i+1]
-		r.i += 2
-		switch e {
-		case '"', '\\', '/':
-			b = append(b, e)
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'n':
-			b = append(b, '\n')
-		case 'r':
-			b = append(b, '\r')
-		case 't':
-			b = append(b, '\t')
-		case 'u':
-			u, ok := r.hex4()
-			if !ok {
-				return false
-			}
-			ru := rune(u)
-			if utf16.IsSurrogate(ru) {
-				if r.i+1 >= len(r.s) || r.s[r.i] != '\\' || r.s[r.i+1] != 'u' {
-					return false
-				}
-				r.i += 2
-				lo, ok := r.hex4()
-				if !ok {
-					return false
-				}
-				ru = utf16.DecodeRune(ru, rune(lo))
-				if ru == utf8.RuneError {
-					return false
-				}
-			}
-			b = utf8.AppendRune(b, ru)
-		default:
-			return false
-		}
-		start = r.i
-	}
-	return false
-}
-
-func (r *headReader) hex4() (uint16, bool) {
-	if r.i+4 > len(r.s) {
-		return 0, false
-	}
-	var u uint16
-	for _, c := range r.s[r.i : r.i+4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		u = u<<4 | uint16(c)
-	}
-	r.i += 4
-	return u, true
+	return ok
 }
 
 // time reads a time as json.Unmarshal does: the quoted string handed to
@@ -504,7 +326,8 @@ func (r *headReader) hex4() (uint16, bool) {
 func (r *headReader) time(dst *time.Time) bool {
 	r.space()
 	start := r.i
-	if _, ok := r.rawString(); !ok {
+	var s string
+	if !r.string(&s) {
 		return false
 	}
 	return dst.UnmarshalJSON([]byte(r.s[start:r.i])) == nil

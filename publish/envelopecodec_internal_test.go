@@ -119,6 +119,9 @@ func TestEnvelopeHeadFallback(t *testing.T) {
 		`{"v":2,"payload":{"event":{"city":"Ghent"},"need":{"quantity":2}},"unknown":[1,{"a":2}]}`,
 		`{"v":2,"payload":{"segments":[],"category_names":[]}} `,
 		`{"v":2,"dates":{"expire_after":3600000000000,"other":1}}`,
+		// Keys twice: json.Unmarshal fills the same pointer, slice or struct again.
+		`{"v":2,"payload":{"hash":"h","author_id":1,"author_id":2,"segments":[1,2],"segments":[3]},` +
+			`"merge_into":{"target":"a","categories":true},"merge_into":{"target":"b"},"dates":{"expire_after":1},"dates":{"priority_for":2}}`,
 	} {
 		var fast, slow envelope
 		errSlow := json.Unmarshal([]byte(head), &slow)

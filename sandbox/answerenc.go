@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/feedworker/feedworker/internal/jsonfast"
 )
 
 // appendAnswer appends the JSON of an answer to dst: byte for byte what a
@@ -28,7 +29,7 @@ func appendAnswerValue(dst []byte, v any) ([]byte, error) {
 	case nil:
 		return append(dst, "null"...), nil
 	case string:
-		return appendAnswerString(dst, v), nil
+		return jsonfast.AppendString(dst, v), nil
 	case int64:
 		return strconv.AppendInt(dst, v, 10), nil
 	case int:
@@ -49,7 +50,7 @@ func appendAnswerValue(dst []byte, v any) ([]byte, error) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendAnswerString(dst, k)
+			dst = jsonfast.AppendString(dst, k)
 			dst = append(dst, ':')
 			var err error
 			if dst, err = appendAnswerValue(dst, v[k]); err != nil {
@@ -62,7 +63,7 @@ func appendAnswerValue(dst []byte, v any) ([]byte, error) {
 	case []any:
 		return appendAnswerSlice(dst, v, v == nil)
 	case []int64:
-		return appendInt64s(dst, v), nil
+		return jsonfast.AppendInt64s(dst, v), nil
 	case idObject:
 		return appendIDObject(dst, v), nil
 	case []idObject:
@@ -108,59 +109,4 @@ func appendIDObject(dst []byte, o idObject) []byte {
 	dst = append(dst, `{"id":`...)
 	dst = strconv.AppendInt(dst, o.ID, 10)
 	return append(dst, '}')
-}
-
-// appendAnswerString appends s as encoding/json writes a string without
-// HTML escaping: quote, backslash and control characters escaped (\b, \f,
-// \n, \r, \t by name), invalid UTF-8 as U+FFFD, and U+2028 and U+2029
-// escaped.
-func appendAnswerString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+
+	"github.com/feedworker/feedworker/internal/jsonfast"
 )
 
 // appendEntry appends the JSON of a journal entry to dst: the document
@@ -20,7 +22,7 @@ func appendEntry(dst []byte, st *state) ([]byte, error) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendAnswerString(dst, seq)
+		dst = jsonfast.AppendString(dst, seq)
 		dst = append(dst, ':')
 		dst = strconv.AppendInt(dst, st.next[seq], 10)
 	}
@@ -53,7 +55,7 @@ func appendEntry(dst []byte, st *state) ([]byte, error) {
 				dst = append(dst, ',')
 			}
 			dst = append(dst, `{"coll":`...)
-			dst = appendAnswerString(dst, r.coll)
+			dst = jsonfast.AppendString(dst, r.coll)
 			dst = append(dst, `,"id":`...)
 			dst = strconv.AppendInt(dst, r.id, 10)
 			dst = append(dst, '}')
@@ -80,15 +82,15 @@ func appendEntry(dst []byte, st *state) ([]byte, error) {
 // fields.
 func appendRecord(dst []byte, coll string, r *record) ([]byte, error) {
 	dst = append(dst, `{"coll":`...)
-	dst = appendAnswerString(dst, coll)
+	dst = jsonfast.AppendString(dst, coll)
 	dst = append(dst, `,"id":`...)
 	dst = strconv.AppendInt(dst, r.ID, 10)
 	if r.Type != "" {
 		dst = append(dst, `,"type":`...)
-		dst = appendAnswerString(dst, r.Type)
+		dst = jsonfast.AppendString(dst, r.Type)
 	}
 	dst = append(dst, `,"date_modified_utc":`...)
-	dst = appendAnswerString(dst, r.Modified)
+	dst = jsonfast.AppendString(dst, r.Modified)
 	dst = append(dst, `,"fields":{`...)
 	keys := make([]string, 0, 16)
 	for k := range r.Fields {
@@ -99,7 +101,7 @@ func appendRecord(dst []byte, coll string, r *record) ([]byte, error) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendAnswerString(dst, k)
+		dst = jsonfast.AppendString(dst, k)
 		dst = append(dst, ':')
 		var err error
 		if dst, err = appendValue(dst, r.Fields[k]); err != nil {
@@ -112,33 +114,17 @@ func appendRecord(dst []byte, coll string, r *record) ([]byte, error) {
 func appendValue(dst []byte, v any) ([]byte, error) {
 	switch v := v.(type) {
 	case string:
-		return appendAnswerString(dst, v), nil
+		return jsonfast.AppendString(dst, v), nil
 	case int64:
 		return strconv.AppendInt(dst, v, 10), nil
 	case bool:
 		return strconv.AppendBool(dst, v), nil
 	case []int64:
-		return appendInt64s(dst, v), nil
+		return jsonfast.AppendInt64s(dst, v), nil
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
 	return append(dst, b...), nil
-}
-
-// appendInt64s writes v as encoding/json does (nil as null); the journal's
-// and the answers' encoders share it.
-func appendInt64s(dst []byte, v []int64) []byte {
-	if v == nil {
-		return append(dst, "null"...)
-	}
-	dst = append(dst, '[')
-	for i, n := range v {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = strconv.AppendInt(dst, n, 10)
-	}
-	return append(dst, ']')
 }

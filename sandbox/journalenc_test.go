@@ -9,27 +9,6 @@ import (
 	"time"
 )
 
-// TestAppendJSONString: every string the journal and the answers write reads back as encoding/json reads
-// back its own encoding of it (invalid UTF-8 included).
-func TestAppendJSONString(t *testing.T) {
-	t.Parallel()
-	for _, s := range []string{
-		"", "plain", `quote " and \ backslash`, "<p>a & b</p>", "tab\tnew\nline\rcr",
-		"\x00\x01\x1f\x7f", "é 日本 🎉", "\u2028\u2029", "bad \xff utf8 \xc3", "\xe2\x82",
-	} {
-		var got, want string
-		if err := json.Unmarshal(appendAnswerString(nil, s), &got); err != nil {
-			t.Errorf("%q: %s does not decode: %v", s, appendAnswerString(nil, s), err)
-			continue
-		}
-		b, _ := json.Marshal(s)
-		_ = json.Unmarshal(b, &want)
-		if got != want {
-			t.Errorf("%q reads back as %q, want %q", s, got, want)
-		}
-	}
-}
-
 // TestAppendEntry: the hand-written journal entry reads back as the
 // json.Marshal of the same entry (the format journals were written in
 // before, which a data file may still hold).

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/feedworker/feedworker/history"
+	"github.com/feedworker/feedworker/internal/jsonfast"
 	"github.com/feedworker/feedworker/transform"
 )
 
@@ -161,61 +162,30 @@ func (h *digester) marshal(v any) {
 }
 
 // jsonString hashes s as encoding/json writes a string with HTML escaping
-// (json.Marshal's default): quote, backslash and control characters
-// escaped (\b, \f, \n, \r, \t by name), <, > and & as \u003c, \u003e and
-// \u0026, invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped. Bytes written
-// as they are are hashed as they are scanned: one pass over s.
+// (json.Marshal's default: jsonfast.AppendStringHTML's bytes). Bytes
+// written as they are are hashed as they are scanned: one pass over s.
 func (h *digester) jsonString(s string) {
-	const hex = "0123456789abcdef"
 	h.byte('"')
 	for i := 0; i < len(s); {
 		sum := h.sum
-		for i < len(s) {
-			c := s[i]
-			if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-				break
-			}
-			sum = (sum ^ uint32(c)) * fnvPrime
+		for i < len(s) && jsonfast.Verbatim(s[i], true) {
+			sum = (sum ^ uint32(s[i])) * fnvPrime
 			i++
 		}
 		h.sum = sum
 		if i == len(s) {
 			break
 		}
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch c {
-			case '"', '\\':
-				h.byte('\\')
-				h.byte(c)
-			case '\b':
-				h.string(`\b`)
-			case '\f':
-				h.string(`\f`)
-			case '\n':
-				h.string(`\n`)
-			case '\r':
-				h.string(`\r`)
-			case '\t':
-				h.string(`\t`)
-			default:
-				h.string(`\u00`)
-				h.byte(hex[c>>4])
-				h.byte(hex[c&0xf])
-			}
+		if c := s[i]; c < utf8.RuneSelf {
+			h.string(jsonfast.EscapeASCII(c))
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			h.string(`\ufffd`)
-		case r == '\u2028' || r == '\u2029':
-			h.string(`\u202`)
-			h.byte(hex[r&0xf])
-		default:
-			h.string(s[i : i+size])
+		esc, size := jsonfast.EscapeRune(s[i:])
+		if esc == "" {
+			esc = s[i : i+size]
 		}
+		h.string(esc)
 		i += size
 	}
 	h.byte('"')
