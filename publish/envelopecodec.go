@@ -186,7 +186,7 @@ func parseHead(head string, env *envelope) bool {
 			return r.object(func(key string) bool {
 				switch key {
 				case "target":
-					return r.string(&m.Target)
+					return r.ownString(&m.Target)
 				case "categories":
 					return r.bool(&m.Categories)
 				}
@@ -211,11 +211,11 @@ type headReader struct {
 func (r *headReader) payloadField(key string, pl *transform.Payload) bool {
 	switch key {
 	case "type":
-		return r.string(&pl.Type)
+		return r.ownString(&pl.Type)
 	case "feed_id":
-		return r.string(&pl.FeedID)
+		return r.ownString(&pl.FeedID)
 	case "external_id":
-		return r.string(&pl.ExternalID)
+		return r.ownString(&pl.ExternalID)
 	case "title":
 		return r.string(&pl.Title)
 	case "summary":
@@ -261,7 +261,7 @@ func (r *headReader) payloadField(key string, pl *transform.Payload) bool {
 	case "cancelled":
 		return r.bool(&pl.Cancelled)
 	case "hash":
-		return r.string(&pl.Hash)
+		return r.ownString(&pl.Hash)
 	}
 	return false // event, need, or a key appendHead does not write
 }
@@ -318,6 +318,15 @@ func (r *headReader) string(dst *string) bool {
 		*dst = v
 		r.i += n
 	}
+	return ok
+}
+
+// ownString is string for the small strings that can outlive the
+// delivery (a metric's label values, the categories' names, map keys):
+// copied, so that they do not keep the whole entry they point into.
+func (r *headReader) ownString(dst *string) bool {
+	ok := r.string(dst)
+	*dst = strings.Clone(*dst)
 	return ok
 }
 
@@ -424,7 +433,7 @@ func (r *headReader) strings(dst *[]string) bool {
 	if !r.byte(']') {
 		for {
 			var s string
-			if !r.string(&s) {
+			if !r.ownString(&s) {
 				return false
 			}
 			v = append(v, s)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/feedworker/feedworker/transform"
 )
@@ -105,6 +106,40 @@ func checkHead(t *testing.T, env envelope) {
 	}
 	if !reflect.DeepEqual(fast, slow) {
 		t.Errorf("parseHead read\n%+v\njson.Unmarshal\n%+v", fast, slow)
+	}
+}
+
+// TestHeadSmallStringsOwnTheirBytes: the strings that can outlive a
+// delivery (a metric's labels, the categories' map keys) do not point into
+// the entry, which they would keep whole in memory; the body may.
+func TestHeadSmallStringsOwnTheirBytes(t *testing.T) {
+	env := envelope{V: envelopeV2, MergeInto: &mergeInto{Target: "t-1"}, Payload: transform.Payload{
+		Type: "story", FeedID: "feed-1", ExternalID: "ext-1", Hash: "h-1", CategoryNames: []string{"news"},
+		Title: "a title", Body: "<p>a body</p>",
+	}}
+	head, ok := appendHead(nil, &env)
+	if !ok {
+		t.Fatal("appendHead refused a plain envelope")
+	}
+	entry := string(bytes.TrimSuffix(head, []byte("\n")))
+	var got envelope
+	if !parseHead(entry, &got) {
+		t.Fatalf("parseHead refused %s", entry)
+	}
+	start := uintptr(unsafe.Pointer(unsafe.StringData(entry)))
+	inside := func(s string) bool {
+		p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+		return p >= start && p < start+uintptr(len(entry))
+	}
+	for name, s := range map[string]string{"type": got.Payload.Type, "feed_id": got.Payload.FeedID,
+		"external_id": got.Payload.ExternalID, "hash": got.Payload.Hash, "category name": got.Payload.CategoryNames[0],
+		"merge target": got.MergeInto.Target} {
+		if inside(s) {
+			t.Errorf("the %s %q points into the entry", name, s)
+		}
+	}
+	if !inside(got.Payload.Body) {
+		t.Error("the body was copied; it is read in place to spare a copy of each entry")
 	}
 }
 
