@@ -248,41 +248,26 @@ func (s *itemScanner) expect(c byte) bool {
 
 // object reads {"key":value,...}, calling field for each value.
 func (s *itemScanner) object(field func(key string)) {
-	if !s.expect('{') {
-		return
-	}
-	if s.i < len(s.b) && s.b[s.i] == '}' {
-		s.i++
-		return
-	}
-	for !s.bad {
+	s.list('{', '}', func() {
 		key := s.str()
-		if !s.expect(':') {
-			return
+		if s.expect(':') {
+			field(key)
 		}
-		field(key)
-		if s.bad || s.i >= len(s.b) {
-			s.bad = true
-			return
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return
-		default:
-			s.bad = true
-		}
-	}
+	})
 }
 
 // array reads [value,...], calling elem for each value.
 func (s *itemScanner) array(elem func()) {
-	if !s.expect('[') {
+	s.list('[', ']', elem)
+}
+
+// list reads open, then elements separated by commas, then closing; each
+// element is read by elem.
+func (s *itemScanner) list(open, closing byte, elem func()) {
+	if !s.expect(open) {
 		return
 	}
-	if s.i < len(s.b) && s.b[s.i] == ']' {
+	if s.i < len(s.b) && s.b[s.i] == closing {
 		s.i++
 		return
 	}
@@ -295,7 +280,7 @@ func (s *itemScanner) array(elem func()) {
 		switch s.b[s.i] {
 		case ',':
 			s.i++
-		case ']':
+		case closing:
 			s.i++
 			return
 		default:
