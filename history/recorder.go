@@ -1,8 +1,10 @@
 package history
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -144,7 +146,15 @@ func (r *Recorder) Items(feedID string, us []Update) {
 		return
 	}
 	b := r.batchLocked(feedID)
+	n := len(b.Items)
 	b.Items = append(b.Items, us...)
+	// In the order of their times: a sender can record an item's
+	// delivery before Accept records that it queued it (the Accept's
+	// time is the earlier; see publish.Observer), and the store appends
+	// an item's events in the order it is given them.
+	if n > 0 && b.Items[n].Event.At < b.Items[n-1].Event.At {
+		slices.SortStableFunc(b.Items, func(a, b Update) int { return cmp.Compare(a.Event.At, b.Event.At) })
+	}
 	for _, u := range us {
 		k := u.Event.Kind
 		if k != Published && k != Updated && k != Recovered && !k.Failed() {

@@ -3,6 +3,7 @@ package history_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,5 +104,33 @@ feedworker_history_dropped_total{reason="full"} 0
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "feedworker_history_dropped_total"); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestRecorderKeepsAnItemsEventsInTimeOrder: a sender may record an item's
+// delivery before Accept records that it queued the change (Accept's time
+// is the earlier); the item's history still reads changed, then updated.
+func TestRecorderKeepsAnItemsEventsInTimeOrder(t *testing.T) {
+	t.Parallel()
+	store := history.NewBolt(openBolt(t), history.Limits{})
+	r := history.NewRecorder(store, history.RecorderOptions{})
+	r.Items("a", []history.Update{{ID: "1", Seen: true, Event: history.Event{Kind: history.Queued, At: ms(0)}}})
+	r.Items("a", []history.Update{{ID: "1", Event: history.Event{Kind: history.Published, At: ms(time.Second)}}})
+	r.Items("a", []history.Update{{ID: "1", Event: history.Event{Kind: history.Updated, At: ms(3 * time.Second)}}})
+	r.Items("a", []history.Update{{ID: "1", Seen: true, Event: history.Event{Kind: history.Changed, At: ms(2 * time.Second), Fields: []string{"title"}}}})
+	r.Flush(t.Context())
+	f, err := store.Feed(t.Context(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Items) != 1 {
+		t.Fatalf("items %+v, want one", f.Items)
+	}
+	var kinds []history.Kind
+	for _, e := range f.Items[0].Events {
+		kinds = append(kinds, e.Kind)
+	}
+	if want := []history.Kind{history.Queued, history.Published, history.Changed, history.Updated}; !slices.Equal(kinds, want) {
+		t.Errorf("events %v, want %v", kinds, want)
 	}
 }

@@ -11,7 +11,10 @@ import (
 // (see package history). Its methods run on the goroutines of Accept and
 // of the deliveries: they must return at once and cannot fail either.
 type Observer interface {
-	Accepted(feedID string, items []Accepted)
+	// Accepted is told at what time Accept began to record the items:
+	// before they could be claimed, so that it comes before any delivery
+	// of theirs, which a sender may make before Accepted is called.
+	Accepted(feedID string, at time.Time, items []Accepted)
 	Delivered(d Delivery)
 }
 
@@ -62,7 +65,7 @@ func (p *Publisher) GateUntil() time.Time {
 // each kept one what its diff status, action and outcome made of it (out
 // holds an outcome per item with an action, in order; nil when nothing
 // was committed).
-func (p *Publisher) observeAccepted(feedID string, kept []*transform.Payload, dropped []Accepted, d dedupe.Diff, act []dedupe.Action, out []dedupe.Outcome, plan *repostPlan) {
+func (p *Publisher) observeAccepted(feedID string, at time.Time, kept []*transform.Payload, dropped []Accepted, d dedupe.Diff, act []dedupe.Action, out []dedupe.Outcome, plan *repostPlan) {
 	if p.o.Observer == nil {
 		return
 	}
@@ -91,7 +94,7 @@ func (p *Publisher) observeAccepted(feedID string, kept []*transform.Payload, dr
 		}
 		items = append(items, a)
 	}
-	p.o.Observer.Accepted(feedID, items)
+	p.o.Observer.Accepted(feedID, at, items)
 }
 
 // observeDelivery reports one delivery attempt's result.

@@ -288,6 +288,7 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 	if waited {
 		p.m.backlogWait.Inc()
 	}
+	at := time.Now() // before the items can be claimed (see Observer)
 	var c Counts
 	items := make([]dedupe.Item, 0, len(payloads))
 	kept := make([]*transform.Payload, 0, len(payloads))
@@ -359,7 +360,7 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 		c.Duplicate = len(items)
 		p.countItems(feedID, c)
 		p.saveICalNote(ctx, feedID, icalNote)
-		p.observeAccepted(feedID, kept, dropped, d, nil, nil, nil)
+		p.observeAccepted(feedID, at, kept, dropped, d, nil, nil, nil)
 		return c, nil
 	}
 
@@ -502,7 +503,7 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 	c.Held = held
 	c.Seen -= held
 	p.countItems(feedID, c)
-	p.observeAccepted(feedID, kept, dropped, d, act, out[:len(out)-len(repostChanges)], plan)
+	p.observeAccepted(feedID, at, kept, dropped, d, act, out[:len(out)-len(repostChanges)], plan)
 	if n := c.New + c.Updated + c.RepostUpdates + plan.merges(); n > 0 {
 		p.backlog.queued(n)
 		p.wake()

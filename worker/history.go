@@ -109,8 +109,8 @@ func sourceUpdate(it *gofeed.Item, e history.Event) history.Update {
 }
 
 // Accepted implements publish.Observer.
-func (r *recorder) Accepted(feedID string, items []publish.Accepted) {
-	at := r.now().UnixMilli()
+func (r *recorder) Accepted(feedID string, accepted time.Time, items []publish.Accepted) {
+	at := accepted.UnixMilli()
 	ups := make([]history.Update, 0, len(items))
 	// The digests are computed before the lock: they are most of the work,
 	// and every feed's Accept comes through here.
