@@ -146,15 +146,13 @@ func (r *Recorder) Items(feedID string, us []Update) {
 		return
 	}
 	b := r.batchLocked(feedID)
-	n := len(b.Items)
-	b.Items = append(b.Items, us...)
 	// In the order of their times: a sender can record an item's
 	// delivery before Accept records that it queued it (the Accept's
 	// time is the earlier; see publish.Observer), and the store appends
-	// an item's events in the order it is given them.
-	if n > 0 && b.Items[n].Event.At < b.Items[n-1].Event.At {
-		slices.SortStableFunc(b.Items, func(a, b Update) int { return cmp.Compare(a.Event.At, b.Event.At) })
-	}
+	// an item's events in the order it is given them. What comes late is
+	// merged with the end it belongs before, not the batch sorted again:
+	// a huge feed's batch holds thousands.
+	b.Items = mergeByTime(b.Items, us)
 	for _, u := range us {
 		k := u.Event.Kind
 		if k != Published && k != Updated && k != Recovered && !k.Failed() {
@@ -227,4 +225,31 @@ func (r *Recorder) Flush(ctx context.Context) {
 		return
 	}
 	r.writes.WithLabelValues("ok").Inc()
+}
+
+// mergeByTime appends us to items, which are in time order, keeping that
+// order (stable: of equal times, the earlier recorded first).
+func mergeByTime(items, us []Update) []Update {
+	byTime := func(a, b Update) int { return cmp.Compare(a.Event.At, b.Event.At) }
+	if !slices.IsSortedFunc(us, byTime) {
+		us = slices.Clone(us)
+		slices.SortStableFunc(us, byTime)
+	}
+	p := len(items)
+	for p > 0 && items[p-1].Event.At > us[0].Event.At {
+		p--
+	}
+	if p == len(items) {
+		return append(items, us...)
+	}
+	tail := slices.Clone(items[p:])
+	items = items[:p]
+	for len(tail) > 0 && len(us) > 0 {
+		if us[0].Event.At < tail[0].Event.At {
+			items, us = append(items, us[0]), us[1:]
+		} else {
+			items, tail = append(items, tail[0]), tail[1:]
+		}
+	}
+	return append(append(items, tail...), us...)
 }
