@@ -24,7 +24,9 @@ func TestMergeByTime(t *testing.T) {
 		}
 		want := slices.Clone(all)
 		slices.SortStableFunc(want, func(a, b Update) int { return int(a.Event.At - b.Event.At) })
-		if !slices.EqualFunc(items, want, func(a, b Update) bool { return a.Event.At == b.Event.At && a.Event.Count == b.Event.Count && a.ID == b.ID }) {
+		if !slices.EqualFunc(items, want, func(a, b Update) bool {
+			return a.Event.At == b.Event.At && a.Event.Count == b.Event.Count && a.ID == b.ID
+		}) {
 			t.Fatalf("round %d:\n got %+v\nwant %+v", round, items, want)
 		}
 	}
