@@ -29,17 +29,11 @@ func scanRef(b []byte) (ref Ref, ok bool) {
 		return Ref{}, false // no data
 	}
 	for {
-		s.space()
-		key, kok := s.key()
-		if !kok || !seenData && string(key) != "data" {
+		key, ok := s.member()
+		if !ok || !seenData && string(key) != "data" {
 			// decode's fast path, whose reading this is, wants data first.
 			return Ref{}, false
 		}
-		s.space()
-		if !s.eat(':') {
-			return Ref{}, false
-		}
-		s.space()
 		switch {
 		case string(key) == "data":
 			if seenData || s.peek() != '{' {
@@ -132,6 +126,22 @@ func (s *refScanner) key() ([]byte, bool) {
 	return nil, false
 }
 
+// member reads an object member's key and its colon, with the white
+// space around them.
+func (s *refScanner) member() ([]byte, bool) {
+	s.space()
+	key, ok := s.key()
+	if !ok {
+		return nil, false
+	}
+	s.space()
+	if !s.eat(':') {
+		return nil, false
+	}
+	s.space()
+	return key, true
+}
+
 // refObject reads the data object: "id" an integer, "self" a string
 // without escapes, every other value checked and skipped.
 func (s *refScanner) refObject() (Ref, bool) {
@@ -142,16 +152,10 @@ func (s *refScanner) refObject() (Ref, bool) {
 		return ref, true
 	}
 	for {
-		s.space()
-		key, ok := s.key()
+		key, ok := s.member()
 		if !ok {
 			return Ref{}, false
 		}
-		s.space()
-		if !s.eat(':') {
-			return Ref{}, false
-		}
-		s.space()
 		switch {
 		case string(key) == "id":
 			start := s.i
