@@ -101,14 +101,8 @@ func appendEventJSON(dst []byte, e *Event) []byte {
 		dst = jsonfast.AppendStringHTML(dst, e.Detail)
 	}
 	if len(e.Fields) > 0 {
-		dst = append(dst, `,"f":[`...)
-		for i, f := range e.Fields {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = jsonfast.AppendStringHTML(dst, f)
-		}
-		dst = append(dst, ']')
+		dst = append(dst, `,"f":`...)
+		dst = jsonfast.AppendStringsHTML(dst, e.Fields)
 	}
 	return append(dst, '}')
 }

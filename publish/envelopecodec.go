@@ -59,14 +59,8 @@ func appendHead(b []byte, env *envelope) (_ []byte, ok bool) {
 	}
 	b = appendInts(b, `,"category_ids":`, pl.CategoryIDs)
 	if len(pl.CategoryNames) > 0 {
-		b = append(b, `,"category_names":[`...)
-		for i, s := range pl.CategoryNames {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonfast.AppendString(b, s)
-		}
-		b = append(b, ']')
+		b = append(b, `,"category_names":`...)
+		b = jsonfast.AppendStrings(b, pl.CategoryNames)
 	}
 	for _, f := range [...]struct {
 		key string

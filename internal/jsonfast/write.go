@@ -129,6 +129,28 @@ func EscapeRune(s string) (esc string, size int) {
 	return "", size
 }
 
+// AppendStrings appends v as a json.Encoder with SetEscapeHTML(false)
+// writes a []string (nil as null).
+func AppendStrings(dst []byte, v []string) []byte { return appendStrings(dst, v, false) }
+
+// AppendStringsHTML appends v as json.Marshal writes a []string (nil as
+// null).
+func AppendStringsHTML(dst []byte, v []string) []byte { return appendStrings(dst, v, true) }
+
+func appendStrings(dst []byte, v []string, html bool) []byte {
+	if v == nil {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, '[')
+	for i, s := range v {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, s, html)
+	}
+	return append(dst, ']')
+}
+
 // AppendInt64s appends v as encoding/json writes an []int64 (nil as
 // null).
 func AppendInt64s(dst []byte, v []int64) []byte {

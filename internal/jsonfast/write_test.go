@@ -79,6 +79,18 @@ func TestAppendInt64s(t *testing.T) {
 	}
 }
 
+func TestAppendStrings(t *testing.T) {
+	t.Parallel()
+	for _, v := range [][]string{nil, {}, {""}, {"a", "<b> & \"c\"", "\u2028\xff"}} {
+		if got, want := AppendStrings(nil, v), encoded(t, v, false); !bytes.Equal(got, want) {
+			t.Errorf("AppendStrings(%#v) = %s, an encoder without HTML escaping writes %s", v, got, want)
+		}
+		if got, want := AppendStringsHTML(nil, v), encoded(t, v, true); !bytes.Equal(got, want) {
+			t.Errorf("AppendStringsHTML(%#v) = %s, json.Marshal writes %s", v, got, want)
+		}
+	}
+}
+
 // BenchmarkAppendString writes a bench farm item's body (about 1.5 KB of
 // HTML, as the outbox and the history write it).
 //
