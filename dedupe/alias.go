@@ -2,6 +2,7 @@ package dedupe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -49,15 +50,22 @@ type AliasIndex interface {
 
 // AliasCommitter is a store that records a fetch's aliases with its
 // changes. On bbolt that saves a commit, and its fsync, per fetch with
-// something new; on Redis a separate PutAliases costs the same, and the
-// Redis store does not implement it.
+// something new; on Redis, a round trip and a command per alias.
 type AliasCommitter interface {
 	// CommitAliases is [Store.Commit] followed by PutAliases(aliases,
-	// now), the aliases stored atomically with Commit's last step. An
-	// invalid alias (see [CheckAliases]) fails the call before anything
-	// is written.
+	// now). The aliases are stored with Commit's last step, atomically,
+	// where the store can: Redis puts those it cannot (across feeds, in
+	// other slots) after it, and when only those fail, returns the
+	// outcomes with an error matching [ErrAliasesNotStored]. An invalid
+	// alias (see [CheckAliases]) fails the call before anything is
+	// written.
 	CommitAliases(ctx context.Context, feedID string, changes []Change, v *Validators, aliases []Alias, now time.Time) ([]Outcome, error)
 }
+
+// ErrAliasesNotStored reports a CommitAliases whose changes were committed
+// (its outcomes come with the error) but some of whose aliases were not
+// stored: matching misses them until a later fetch puts them again.
+var ErrAliasesNotStored = errors.New("committed, but some aliases were not stored")
 
 // CheckAliases returns the error PutAliases gives for aliases it refuses
 // (ErrInvalid: a malformed fingerprint, target, type or data).

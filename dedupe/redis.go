@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -159,6 +160,12 @@ func (r *Redis) Diff(ctx context.Context, feedID string, items []Item, v *Valida
 // Commit implements [Store.Commit]: one script per step (steps.go), one
 // in all for up to stepItems changes.
 func (r *Redis) Commit(ctx context.Context, feedID string, changes []Change, v *Validators, now time.Time) ([]Outcome, error) {
+	return r.commit(ctx, feedID, changes, v, nil, now)
+}
+
+// commit is Commit whose last step also sets own, aliases of feedID (in
+// its slot), in the same script.
+func (r *Redis) commit(ctx context.Context, feedID string, changes []Change, v *Validators, own []Alias, now time.Time) ([]Outcome, error) {
 	if err := checkChanges(feedID, changes); err != nil {
 		return nil, err
 	}
@@ -185,6 +192,13 @@ func (r *Redis) Commit(ctx context.Context, feedID string, changes []Change, v *
 			args = append(args, c.ExternalID, c.Hash, c.Type, string(c.Action), c.Data)
 		}
 		args = append(args, fenceArg(v), boolArg(last))
+		if last && len(own) > 0 {
+			args = slices.Grow(args, 1+3*len(own))
+			args = append(args, len(own))
+			for _, a := range own {
+				args = append(args, a.FP, aliasValue(a), r.aliasTTL(a).Milliseconds())
+			}
+		}
 		codes, err := r.s.commit.Run(ctx, r.c, keys, args...).Text()
 		if err != nil {
 			if i > 0 {

@@ -10,7 +10,57 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-var _ AliasIndex = (*Redis)(nil)
+var (
+	_ AliasIndex     = (*Redis)(nil)
+	_ AliasCommitter = (*Redis)(nil)
+)
+
+// maxCommitAliases bounds the aliases a commit's script sets; a fetch
+// with more has them put apart, after it, as a huge fetch's commit is
+// cut into steps (steps.go).
+const maxCommitAliases = 4 * stepItems
+
+// aliasTTL is how long a is kept: its TTL, or the store's retention; at
+// least a millisecond (PX 0 is an error).
+func (r *Redis) aliasTTL(a Alias) time.Duration {
+	if a.TTL <= 0 {
+		return r.retention
+	}
+	return max(a.TTL, time.Millisecond)
+}
+
+// CommitAliases implements [AliasCommitter]. The feed's own aliases (in
+// its slot) are set by the commit's last step, in its script: a SET
+// command each in a pipeline of their own after the commit was most of
+// what a first sight's aliases cost the worker. Aliases across feeds live
+// in the slots their fingerprints hash to, so they are put after the
+// commit as PutAliases puts them, and so are the feed's when there are
+// more than one script should set; a failure to put those returns the
+// commit's outcomes with an error matching [ErrAliasesNotStored].
+func (r *Redis) CommitAliases(ctx context.Context, feedID string, changes []Change, v *Validators, aliases []Alias, now time.Time) ([]Outcome, error) {
+	if err := CheckAliases(aliases); err != nil {
+		return nil, err
+	}
+	var own, apart []Alias
+	for _, a := range aliases {
+		if a.FeedID == feedID {
+			own = append(own, a)
+		} else {
+			apart = append(apart, a)
+		}
+	}
+	if len(own) > maxCommitAliases {
+		own, apart = nil, aliases
+	}
+	out, err := r.commit(ctx, feedID, changes, v, own, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.PutAliases(ctx, apart, now); err != nil {
+		return out, fmt.Errorf("redis commit feed %q: %w: %w", feedID, ErrAliasesNotStored, err)
+	}
+	return out, nil
+}
 
 // aliasKey is where one alias lives: a feed's in the feed's partition, one
 // across feeds in the partition its fingerprint hashes to.
@@ -99,10 +149,7 @@ func (r *Redis) PutAliases(ctx context.Context, aliases []Alias, _ time.Time) er
 	var calls []scriptCall
 	var across []*redis.Cmd
 	for _, a := range aliases {
-		ttl := a.TTL
-		if ttl <= 0 {
-			ttl = r.retention
-		}
+		ttl := r.aliasTTL(a)
 		key := r.aliasKey(a.AliasFP)
 		if a.FeedID != "" {
 			pipe.Set(ctx, key, aliasValue(a), ttl)
@@ -156,10 +203,7 @@ func (r *Redis) ReserveAliases(ctx context.Context, aliases []Alias, now time.Ti
 	nowMS := strconv.FormatInt(ms(now), 10)
 	calls := make([]scriptCall, len(aliases))
 	for i, a := range aliases {
-		ttl := a.TTL
-		if ttl <= 0 {
-			ttl = r.retention
-		}
+		ttl := r.aliasTTL(a)
 		calls[i] = scriptCall{keys: []string{r.aliasKey(a.AliasFP)}, args: []any{aliasValue(a),
 			strconv.FormatInt(ttl.Milliseconds(), 10), a.Target.String(), nowMS}}
 	}

@@ -437,9 +437,10 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 		changes = append(changes, dedupe.Change{ExternalID: kept[i].ExternalID, Hash: kept[i].Hash, Type: kept[i].Type, Action: a, Data: data})
 	}
 	changes = append(changes, repostChanges...)
-	// A store that can (bbolt) records the aliases with the commit: one
-	// commit and fsync fewer. Aliases it would refuse are put apart, as
-	// before, so that they cost matching only, never the commit.
+	// A store that can records the aliases with the commit: on bbolt one
+	// commit and fsync fewer, on Redis a round trip and a command per
+	// alias. Aliases it would refuse are put apart, as before, so that
+	// they cost matching only, never the commit.
 	var aliases []dedupe.Alias
 	ac, withAliases := p.store.(dedupe.AliasCommitter)
 	if withAliases && plan != nil {
@@ -447,9 +448,15 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 		withAliases = dedupe.CheckAliases(aliases) == nil
 	}
 	var out []dedupe.Outcome
+	var aliasErr error
 	err = p.storeOp(ctx, "commit", func(ctx context.Context) (err error) {
 		if withAliases && len(aliases) > 0 {
 			out, err = ac.CommitAliases(ctx, feedID, changes, &v, aliases, now)
+			if errors.Is(err, dedupe.ErrAliasesNotStored) {
+				// Committed: as with saveAliases, a failure costs
+				// matching, not delivery.
+				aliasErr, err = err, nil
+			}
 			return err
 		}
 		out, err = p.store.Commit(ctx, feedID, changes, &v, now)
@@ -457,6 +464,9 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 	})
 	if err != nil {
 		return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
+	}
+	if aliasErr != nil {
+		p.log.Warn("storing repost aliases failed; the next poll with news stores them", "feed", feedID, "err", aliasErr)
 	}
 	p.saveICalNote(ctx, feedID, icalNote)
 	if plan != nil && !withAliases {
