@@ -24,6 +24,9 @@ type layout struct {
 	prefix string
 	parts  int
 	tags   []string // "{p:N}" or "{p:N:k}" per partition, see newLayout
+	// tagged is prefix and tag per partition, made once: every key starts
+	// with one, and building it per key was an allocation per key.
+	tagged []string
 }
 
 // clusterSlots is the number of Redis Cluster hash slots.
@@ -36,7 +39,7 @@ const clusterSlots = 16384
 // already lands in its range, else "p:N:k" with the smallest k that does.
 // It depends only on parts, so every replica computes the same tags.
 func newLayout(prefix string, parts int) layout {
-	l := layout{prefix: prefix, parts: parts, tags: make([]string, parts)}
+	l := layout{prefix: prefix, parts: parts, tags: make([]string, parts), tagged: make([]string, parts)}
 	for p := range parts {
 		lo, hi := p*clusterSlots/parts, (p+1)*clusterSlots/parts
 		base := "p:" + strconv.Itoa(p)
@@ -48,6 +51,7 @@ func newLayout(prefix string, parts int) layout {
 			tag = base + ":" + strconv.Itoa(k)
 		}
 		l.tags[p] = "{" + tag + "}"
+		l.tagged[p] = prefix + l.tags[p]
 	}
 	return l
 }
@@ -79,7 +83,7 @@ func (l layout) partitionOf(feedID string) int {
 
 // tag is the start of every key of partition p: the prefix and the hash
 // tag that puts them in one slot.
-func (l layout) tag(p int) string { return l.prefix + l.tags[p] }
+func (l layout) tag(p int) string { return l.tagged[p] }
 
 func (l layout) feedTag(feedID string) string { return l.tag(l.partitionOf(feedID)) }
 

@@ -45,6 +45,11 @@ type Redis struct {
 	retention  time.Duration
 	sweepLimit int
 	l          layout
+	// settleKeys are the settle script's keys per partition (q:due,
+	// q:dead, q:data, q:meta, q:run), made once: a delivery's outcome
+	// built them per call. Read only: go-redis copies them into its
+	// command.
+	settleKeys [][]string
 	s          scripts
 	fl         feedLeaseScripts
 	// waitReplicas is RedisOptions.WaitReplicas.
@@ -81,6 +86,10 @@ func NewRedis(c redis.UniversalClient, o RedisOptions) *Redis {
 	o.Partitions = min(o.Partitions, MaxPartitions)
 	r := &Redis{c: c, prefix: o.Prefix, retention: o.Retention, sweepLimit: o.SweepLimit,
 		l: newLayout(o.Prefix, o.Partitions), s: newScripts(), fl: newFeedLeaseScripts(), waitReplicas: o.WaitReplicas}
+	r.settleKeys = make([][]string, o.Partitions)
+	for p := range r.settleKeys {
+		r.settleKeys[p] = []string{r.l.qKey(p, "due"), r.l.qKey(p, "dead"), r.l.qKey(p, "data"), r.l.qKey(p, "meta"), r.l.qKey(p, "run")}
+	}
 	r.next.Store(rand.Uint32())
 	return r
 }
@@ -285,9 +294,8 @@ func (r *Redis) claimOpArgs(op ClaimOp, now time.Time) (keys []string, args []an
 	if op.Owner == "" {
 		return nil, nil, "", fmt.Errorf("claim op %s: %w: empty owner", op.Key, ErrInvalid)
 	}
-	f := op.Key.FeedID
-	keys = []string{r.qKey(f, "due"), r.qKey(f, "dead"), r.qKey(f, "data"), r.qKey(f, "meta"), r.qKey(f, "run")}
-	tag := r.l.feedTag(f)
+	p := r.l.partitionOf(op.Key.FeedID)
+	keys, tag := r.settleKeys[p], r.l.tag(p)
 	if op.Settle == nil {
 		if op.TTL < time.Millisecond {
 			return nil, nil, "", fmt.Errorf("renew claim %s: %w: ttl under 1ms", op.Key, ErrInvalid)
