@@ -60,6 +60,18 @@ type ClaimBatcher interface {
 	ClaimOps(ctx context.Context, ops []ClaimOp, now time.Time) []ClaimResult
 }
 
+// LaterClaimBatcher is a ClaimBatcher whose writes cost a commit each
+// (bbolt's fsyncs): ops whose callers do not wait on them (outcomes a
+// sender has handed over) may be held a while, to be applied in the
+// transaction of the store's next write, such as the next claim.
+type LaterClaimBatcher interface {
+	ClaimBatcher
+	// ClaimOpsLater is ClaimOps, applied within a few milliseconds,
+	// together with the store's next write if one comes by then. It
+	// returns once the ops are durable, as ClaimOps does.
+	ClaimOpsLater(ctx context.Context, ops []ClaimOp, now time.Time) []ClaimResult
+}
+
 // ClaimOp is one op of [ClaimBatcher.ClaimOps]: with Settle nil, a
 // renewal of Owner's claim for TTL; otherwise the outcome Settle.
 type ClaimOp struct {

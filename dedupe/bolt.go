@@ -180,12 +180,22 @@ func (b *Bolt) Close() error {
 }
 
 func (b *Bolt) update(ctx context.Context, op string, fn func(tx *bolt.Tx) error) error {
+	return b.groupWrite(ctx, op, fn, b.group.write)
+}
+
+// updateLater is update for a write that may wait for company
+// (groupCommitter.writeLater).
+func (b *Bolt) updateLater(ctx context.Context, op string, fn func(tx *bolt.Tx) error) error {
+	return b.groupWrite(ctx, op, fn, b.group.writeLater)
+}
+
+func (b *Bolt) groupWrite(ctx context.Context, op string, fn func(tx *bolt.Tx) error, write func(func(tx *bolt.Tx) error) error) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("bolt %s: %w", op, err)
 	}
 	// Every write is group-committed (see bolt_group.go): fn may run
 	// twice and must set its results afresh.
-	if err := b.bounded(ctx, 0, func() error { return b.group.write(fn) }); err != nil {
+	if err := b.bounded(ctx, 0, func() error { return write(fn) }); err != nil {
 		return fmt.Errorf("bolt %s: %w", op, keepErrno(err))
 	}
 	return nil

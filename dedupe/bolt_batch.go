@@ -19,6 +19,7 @@ var (
 	_ ValidatorsBatcher = (*Bolt)(nil)
 	_ SettleBatcher     = (*Bolt)(nil)
 	_ ClaimBatcher      = (*Bolt)(nil)
+	_ LaterClaimBatcher = (*Bolt)(nil)
 )
 
 // AcquireLeases implements [LeaseBatcher] in one transaction.
@@ -113,6 +114,17 @@ func (b *Bolt) SettleMany(ctx context.Context, owner string, ops []SettleOp, now
 // order. If one fails there, the transaction is rolled back and each op
 // runs in its own, so that it fails alone.
 func (b *Bolt) ClaimOps(ctx context.Context, ops []ClaimOp, now time.Time) []ClaimResult {
+	return b.claimOps(ctx, ops, now, b.update)
+}
+
+// ClaimOpsLater implements [LaterClaimBatcher]: ClaimOps, its transaction
+// held for a while (groupCommitter.writeLater) to be committed with the
+// store's next write that does not wait, such as the next claim.
+func (b *Bolt) ClaimOpsLater(ctx context.Context, ops []ClaimOp, now time.Time) []ClaimResult {
+	return b.claimOps(ctx, ops, now, b.updateLater)
+}
+
+func (b *Bolt) claimOps(ctx context.Context, ops []ClaimOp, now time.Time, update func(context.Context, string, func(*bolt.Tx) error) error) []ClaimResult {
 	out := make([]ClaimResult, len(ops))
 	names := make([]string, len(ops))
 	valid := make([]int, 0, len(ops))
@@ -140,7 +152,7 @@ func (b *Bolt) ClaimOps(ctx context.Context, ops []ClaimOp, now time.Time) []Cla
 		out[i] = ClaimResult{Held: rn.Held, Renewal: rn}
 		return err
 	}
-	err := b.update(ctx, fmt.Sprintf("%d claim ops", len(valid)), func(tx *bolt.Tx) error {
+	err := update(ctx, fmt.Sprintf("%d claim ops", len(valid)), func(tx *bolt.Tx) error {
 		for _, i := range valid {
 			if err := apply(tx, i); err != nil {
 				return err

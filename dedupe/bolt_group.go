@@ -2,6 +2,7 @@ package dedupe
 
 import (
 	"errors"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -32,6 +33,8 @@ type groupWrite struct {
 	fn   func(tx *bolt.Tx) error
 	err  error
 	done chan struct{}
+	// later: the write may wait for company (see writeLater).
+	later bool
 }
 
 // groupCommitter runs writes in shared transactions until quit is closed.
@@ -40,10 +43,17 @@ type groupCommitter struct {
 	in      chan *groupWrite // unbuffered: a send succeeds only when taken
 	quit    chan struct{}
 	stopped chan struct{}
+	// onHold, set by tests only (before the loop starts), is called when
+	// a write is held for company.
+	onHold func()
 }
 
 func newGroupCommitter(db *bolt.DB) *groupCommitter {
-	g := &groupCommitter{db: db, in: make(chan *groupWrite), quit: make(chan struct{}), stopped: make(chan struct{})}
+	return startGroupCommitter(db, nil)
+}
+
+func startGroupCommitter(db *bolt.DB, onHold func()) *groupCommitter {
+	g := &groupCommitter{db: db, in: make(chan *groupWrite), quit: make(chan struct{}), stopped: make(chan struct{}), onHold: onHold}
 	go g.loop()
 	return g
 }
@@ -53,7 +63,19 @@ func newGroupCommitter(db *bolt.DB) *groupCommitter {
 // for the commit even if the caller's context ends meanwhile: a write
 // handed over may be applied, and its caller must know whether it was.
 func (g *groupCommitter) write(fn func(tx *bolt.Tx) error) error {
-	w := &groupWrite{fn: fn, done: make(chan struct{})}
+	return g.submit(&groupWrite{fn: fn, done: make(chan struct{})})
+}
+
+// writeLater is write for a write nobody waits on to go on (an outcome
+// whose sender has moved on): it is held up to laterLinger for the next
+// write that does not wait, and committed in that one's transaction,
+// rather than paying a commit and its fsyncs of its own. It still
+// returns only once durable.
+func (g *groupCommitter) writeLater(fn func(tx *bolt.Tx) error) error {
+	return g.submit(&groupWrite{fn: fn, done: make(chan struct{}), later: true})
+}
+
+func (g *groupCommitter) submit(w *groupWrite) error {
 	select {
 	case g.in <- w:
 	case <-g.stopped:
@@ -69,16 +91,46 @@ func (g *groupCommitter) close() {
 	<-g.stopped
 }
 
+// laterLinger bounds how long a write that may wait (writeLater) waits
+// for company: long enough for the publisher's next claim, a few
+// milliseconds away while it delivers, to take it along.
+const laterLinger = 20 * time.Millisecond
+
 func (g *groupCommitter) loop() {
 	defer close(g.stopped)
+	var held []*groupWrite // writes that may wait, waiting for company
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
 	for {
 		var first *groupWrite
 		select {
 		case first = <-g.in:
+		case <-linger.C:
 		case <-g.quit:
+			if len(held) > 0 {
+				g.commit(held)
+			}
 			return
 		}
-		group := []*groupWrite{first}
+		if first != nil && first.later && len(held)+1 < maxGroup {
+			if len(held) == 0 {
+				linger.Reset(laterLinger)
+			}
+			held = append(held, first)
+			if g.onHold != nil {
+				g.onHold()
+			}
+			continue
+		}
+		linger.Stop()
+		group := held
+		held = nil
+		if first != nil {
+			group = append(group, first)
+		}
+		if len(group) == 0 {
+			continue
+		}
 	more:
 		for len(group) < maxGroup {
 			select {

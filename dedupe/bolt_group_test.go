@@ -67,3 +67,76 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestWriteLater: a write that may wait is committed in the transaction
+// of the next write that does not, on its own when none comes, and before
+// the committer stops; each returns only once its transaction is durable.
+func TestWriteLater(t *testing.T) {
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "g.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket(bLeases); return err }); err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan struct{}, 16)
+	g := startGroupCommitter(db, func() { held <- struct{}{} })
+	put := func(key string, id *int) func(tx *bolt.Tx) error {
+		return func(tx *bolt.Tx) error {
+			*id = tx.ID()
+			return tx.Bucket(bLeases).Put([]byte(key), []byte("v"))
+		}
+	}
+	onDisk := func(key string) bool {
+		var ok bool
+		if err := db.View(func(tx *bolt.Tx) error { ok = tx.Bucket(bLeases).Get([]byte(key)) != nil; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+
+	// Held, then taken along by a write that does not wait.
+	var laterTx, nowTx int
+	laterDone := make(chan error, 1)
+	go func() { laterDone <- g.writeLater(put("later", &laterTx)) }()
+	<-held
+	if onDisk("later") {
+		t.Fatal("a held write is on disk before any commit")
+	}
+	if err := g.write(put("now", &nowTx)); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-laterDone; err != nil {
+		t.Fatal(err)
+	}
+	if laterTx != nowTx {
+		t.Errorf("held write committed in transaction %d, the next write in %d; want one transaction", laterTx, nowTx)
+	}
+
+	// Alone: committed once its wait is over.
+	var aloneTx int
+	if err := g.writeLater(put("alone", &aloneTx)); err != nil {
+		t.Fatal(err)
+	}
+	<-held // it was held
+	if !onDisk("alone") {
+		t.Error("a write that waited alone is not on disk after it returned")
+	}
+
+	// Held when the committer stops: committed before it stops.
+	var lastTx int
+	lastDone := make(chan error, 1)
+	go func() { lastDone <- g.writeLater(put("last", &lastTx)) }()
+	<-held
+	g.close()
+	if err := <-lastDone; err != nil {
+		t.Fatalf("held write at close: %v", err)
+	}
+	if !onDisk("last") {
+		t.Error("a write held at close is not on disk")
+	}
+	if err := g.writeLater(put("after", new(int))); !errors.Is(err, errClosed) {
+		t.Errorf("write after close: %v, want errClosed", err)
+	}
+}

@@ -18,10 +18,12 @@ import (
 
 // deliver runs one claimed item: wait for the API if it asked to, check
 // the claim, send, then record the outcome, together with other
-// deliveries' store operations when ops is not nil. It may take the next
-// job from work, to check that job's claim in the round trip recording
-// this outcome; it returns that job, to be delivered next.
-func (p *Publisher) deliver(soft, hard context.Context, j job, ops chan<- *storeReq, work <-chan job) *job {
+// deliveries' store operations when ops is not nil, and report it once
+// recorded. With h, the outcome is handed over (handover.go) and deliver
+// returns without waiting for it. Otherwise it may take the next job from
+// work, to check that job's claim in the round trip recording this
+// outcome; it returns that job, to be delivered next.
+func (p *Publisher) deliver(soft, hard context.Context, j job, ops chan<- *storeReq, h *handover, work <-chan job) *job {
 	log := itemLogger(p.log, j.Key.FeedID, j.Key.ExternalID)
 	// Not sent yet: a shutdown gives the item back rather than starting.
 	if soft.Err() != nil {
@@ -40,13 +42,36 @@ func (p *Publisher) deliver(soft, hard context.Context, j job, ops chan<- *store
 		return nil
 	case outcomeReleased:
 		log.Warn("not sent; the item is given back", "cause", r.err)
-		p.settle(hard, log, j, r.s, ops, nil)
+		p.settleOrHandOver(hard, log, j, r.s, ops, h, nil)
 		return nil
 	case outcomeWaiting:
 		log.Debug("a repost waits for the item it is a repost of", "cause", r.err)
-		p.settle(hard, log, j, r.s, ops, nil)
+		p.settleOrHandOver(hard, log, j, r.s, ops, h, nil)
 		return nil
 	}
+	if h != nil {
+		// The sender goes on; the outcome is reported once recorded.
+		p.handOver(hard, log, j, r.s, ops, h, func() { p.delivered(hard, log, j, r) })
+		return nil
+	}
+	next := p.takeNext(soft, ops, work)
+	check := next
+	if next != nil && time.Since(next.at) < p.checkFresh()/2 {
+		// Its claim is recent enough to stand for the check before its
+		// send (see checkFresh) after this outcome's round trip: no
+		// renewal rides with it. Older, it is checked here, or by a round
+		// trip of its own if the claim is older still by the send.
+		check = nil
+	}
+	p.settle(hard, log, j, r.s, ops, check)
+	p.delivered(hard, log, j, r)
+	return next
+}
+
+// delivered reports a send's outcome once it is recorded: the request
+// counter, the observer and the log say what the store now holds, never
+// ahead of it; the item counts as finished for the backlog.
+func (p *Publisher) delivered(hard context.Context, log *slog.Logger, j job, r result) {
 	if r.outcome != outcomeAliased {
 		p.m.requests.WithLabelValues(cmp.Or(r.typ, "unknown"), r.outcome).Inc()
 	}
@@ -80,16 +105,6 @@ func (p *Publisher) deliver(soft, hard context.Context, j job, ops chan<- *store
 		}
 		log.Log(hard, lv, "delivery failed; will retry", append(attrs, "status", r.s.Status, "retry_at", r.s.Next, "cause", r.err)...)
 	}
-	next := p.takeNext(soft, ops, work)
-	check := next
-	if next != nil && time.Since(next.at) < p.checkFresh()/2 {
-		// Its claim is recent enough to stand for the check before its
-		// send (see checkFresh) after this outcome's round trip: no
-		// renewal rides with it. Older, it is checked here, or by a round
-		// trip of its own if the claim is older still by the send.
-		check = nil
-	}
-	p.settle(hard, log, j, r.s, ops, check)
 	if r.s.Kind != dedupe.Retry {
 		p.backlog.finished()
 	}
@@ -99,7 +114,6 @@ func (p *Publisher) deliver(soft, hard context.Context, j job, ops chan<- *store
 		// freed worker slot triggers anyway.
 		p.wake()
 	}
-	return next
 }
 
 // takeNext takes a job waiting for a sender, if there is one that can be
@@ -206,16 +220,7 @@ func (p *Publisher) record(hard context.Context, log *slog.Logger, j job, s dedu
 			return res[0].Err
 		})
 		if err == nil {
-			if held && settledChanges(s.Kind) {
-				p.statsChanged()
-			}
-			if !held && s.Kind != dedupe.Release {
-				// The store kept at most the content id: the item's state
-				// belongs to whoever claims it next, and a pending mark
-				// makes that one look the item up first.
-				log.Warn("claim lapsed before the outcome was recorded; the item is left to its next holder (a content id the API gave is kept)",
-					"claim_ttl", p.o.ClaimTTL, "outcome", s.Kind)
-			}
+			p.recorded(log, s, held)
 			return nil
 		}
 		t := time.NewTimer(wait)
@@ -226,6 +231,21 @@ func (p *Publisher) record(hard context.Context, log *slog.Logger, j job, s dedu
 		case <-t.C:
 		}
 		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+// recorded follows an outcome s recorded: the gauges change, or, if the
+// claim was not held anymore, a warning.
+func (p *Publisher) recorded(log *slog.Logger, s dedupe.Settlement, held bool) {
+	if held && settledChanges(s.Kind) {
+		p.statsChanged()
+	}
+	if !held && s.Kind != dedupe.Release {
+		// The store kept at most the content id: the item's state
+		// belongs to whoever claims it next, and a pending mark
+		// makes that one look the item up first.
+		log.Warn("claim lapsed before the outcome was recorded; the item is left to its next holder (a content id the API gave is kept)",
+			"claim_ttl", p.o.ClaimTTL, "outcome", s.Kind)
 	}
 }
 

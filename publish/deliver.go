@@ -92,6 +92,15 @@ func (p *Publisher) loop(ctx context.Context, drain bool, more <-chan struct{}) 
 		// Every delivery has finished (stop) before this runs.
 		defer func() { close(ops); <-flushed }()
 	}
+	// On a store that holds outcomes for its next write, senders hand them
+	// over and go on (see handover.go). Stopped before ops: an outcome
+	// whose recording failed is retried through ops.
+	var h *handover
+	if lb, ok := p.store.(dedupe.LaterClaimBatcher); ok && ops != nil {
+		var stopHandover func()
+		h, stopHandover = p.startHandover(lb, 4*w, finished)
+		defer stopHandover()
+	}
 	// The senders live as long as the loop: a goroutine per item would
 	// grow a fresh stack for every delivery (JSON is deep).
 	work := make(chan job, 2*w)
@@ -111,7 +120,7 @@ func (p *Publisher) loop(ctx context.Context, drain bool, more <-chan struct{}) 
 						return
 					}
 				}
-				next = p.deliver(ctx, hard, j, ops, work)
+				next = p.deliver(ctx, hard, j, ops, h, work)
 				<-slots
 				select {
 				case finished <- struct{}{}:
@@ -200,8 +209,9 @@ func (p *Publisher) loop(ctx context.Context, drain bool, more <-chan struct{}) 
 		}
 		// Items in flight now may make themselves due again (an update
 		// queued behind a create); a drain may end only after a claim that
-		// began with none in flight found nothing.
-		inFlight := len(slots) - n
+		// began with none in flight found nothing. An outcome handed over
+		// and not recorded yet is in flight.
+		inFlight := len(slots) - n + h.inFlight()
 		var claimed []dedupe.Claimed
 		var next time.Time
 		// The claim runs on the store's clock from some time after at, so
@@ -269,7 +279,7 @@ func (p *Publisher) loop(ctx context.Context, drain bool, more <-chan struct{}) 
 		for {
 			byFinish := sleep(wait, extra, more)
 			more = stillOpen(more)
-			if !byFinish || len(slots) == 0 || ctx.Err() != nil {
+			if !byFinish || (len(slots) == 0 && h.idle()) || ctx.Err() != nil {
 				break
 			}
 		}

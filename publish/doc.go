@@ -94,7 +94,15 @@
 //     feed changed while the item was in flight, the entry stays, due at
 //     once, as an update. An outcome recorded after the claim lapsed keeps
 //     only a content id the API gave; the rest belongs to the claim's new
-//     holder.
+//     holder. A delivery is reported (log, metrics, Observer) only once its
+//     outcome is recorded. On a store where each write is a commit of its
+//     own ([dedupe.LaterClaimBatcher], the embedded store) the sender does
+//     not wait: it hands the outcome over and takes its next item, and the
+//     outcome is recorded within milliseconds in the transaction of the
+//     store's next write (usually the next claim). Until then the claim and
+//     the pending mark hold, so nobody else sends the item, and a crash in
+//     between is the crash after a send described below; a stop, and the
+//     end of a drain, wait for every outcome handed over (handover.go).
 //
 // Between claim and check an item never waits more than half of ClaimTTL:
 // one that waited that long for a sender, or that would wait longer for

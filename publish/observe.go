@@ -9,7 +9,8 @@ import (
 
 // Observer is told what happened to each item, for an operator's history
 // (see package history). Its methods run on the goroutines of Accept and
-// of the deliveries: they must return at once and cannot fail either.
+// of the deliveries (Delivered once the outcome is recorded in the store):
+// they must return at once and cannot fail either.
 type Observer interface {
 	// Accepted is told at what time Accept began to record the items:
 	// before they could be claimed, so that it comes before any delivery

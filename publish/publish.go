@@ -649,12 +649,22 @@ func (p *Publisher) wake() {
 func (p *Publisher) storeOp(ctx context.Context, op string, fn func(context.Context) error) error {
 	start := time.Now()
 	err := fn(ctx)
+	if ctx.Err() != nil {
+		p.m.storeDur.WithLabelValues(op).Observe(time.Since(start).Seconds())
+		return err
+	}
+	p.storeDone(op, start, err)
+	return err
+}
+
+// storeDone counts a store call begun at start that ended with err (not
+// its caller's giving up): its duration, a failure, and the store's health.
+func (p *Publisher) storeDone(op string, start time.Time, err error) {
 	p.m.storeDur.WithLabelValues(op).Observe(time.Since(start).Seconds())
-	if err != nil && ctx.Err() == nil {
+	if err != nil {
 		p.m.storeErrs.WithLabelValues(op).Inc()
 	}
-	if p.o.Health != nil && ctx.Err() == nil {
+	if p.o.Health != nil {
 		p.o.Health.Observe(err)
 	}
-	return err
 }

@@ -12,7 +12,9 @@ import (
 type storeReq struct {
 	ops  []dedupe.ClaimOp
 	res  []dedupe.ClaimResult
-	done chan struct{} // closed when res is set
+	done chan struct{} // closed when res is set (flushOps)
+	// then is called with res instead (flushLater: nobody waits).
+	then func(res []dedupe.ClaimResult)
 }
 
 // queueOps hands ops to flushOps and waits for their results; the error
@@ -46,25 +48,7 @@ const maxOpBatch = 256
 // stays its own atomic step.
 func (p *Publisher) flushOps(cb dedupe.ClaimBatcher, in <-chan *storeReq) {
 	for first := range in {
-		batch := []*storeReq{first}
-		n := len(first.ops)
-	more:
-		for n < maxOpBatch {
-			select {
-			case r, ok := <-in:
-				if !ok {
-					break more
-				}
-				batch = append(batch, r)
-				n += len(r.ops)
-			default:
-				break more
-			}
-		}
-		ops := make([]dedupe.ClaimOp, 0, n)
-		for _, r := range batch {
-			ops = append(ops, r.ops...)
-		}
+		batch, ops := gatherOps(first, in)
 		// Outcomes are recorded even during a shutdown: the API already
 		// acted on them.
 		ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
@@ -75,4 +59,29 @@ func (p *Publisher) flushOps(cb dedupe.ClaimBatcher, in <-chan *storeReq) {
 			close(r.done)
 		}
 	}
+}
+
+// gatherOps takes first and whatever else waits in in, up to maxOpBatch
+// operations, and returns them with their operations in order.
+func gatherOps(first *storeReq, in <-chan *storeReq) ([]*storeReq, []dedupe.ClaimOp) {
+	batch := []*storeReq{first}
+	n := len(first.ops)
+more:
+	for n < maxOpBatch {
+		select {
+		case r, ok := <-in:
+			if !ok {
+				break more
+			}
+			batch = append(batch, r)
+			n += len(r.ops)
+		default:
+			break more
+		}
+	}
+	ops := make([]dedupe.ClaimOp, 0, n)
+	for _, r := range batch {
+		ops = append(ops, r.ops...)
+	}
+	return batch, ops
 }

@@ -1,0 +1,148 @@
+package publish
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/feedworker/feedworker/dedupe"
+)
+
+// Outcomes handed over. On a store where every write costs a commit and
+// its fsyncs (dedupe.LaterClaimBatcher: the embedded store), a sender does
+// not wait for its outcome to be recorded: it hands the outcome over and
+// takes its next item. The store applies it within milliseconds, in the
+// transaction of its next write (usually the next claim, which the
+// sender's freed slot brings about). Exactly-once holds as when the sender
+// waits:
+//
+//   - until the outcome is durable, the item's claim and the pending mark
+//     its claim set stay in the store: nobody else claims it, and a claim
+//     that lapsed meanwhile makes the outcome record only the content id
+//     (as for a sender that waited too long);
+//   - nothing reports the outcome before it is durable: the request
+//     counter, the observer (history), the log and the backlog hear of it
+//     from the callback that runs after the commit;
+//   - a crash before the commit is the crash after a send the protocol
+//     already covers: the claim lapses, and the mark makes the next holder
+//     look the item up before sending;
+//   - the delivery loop ends (a shutdown, the end of a drain) only once
+//     every outcome handed over is recorded or given up on, and a drain
+//     counts outcomes not yet recorded as items in flight.
+type handover struct {
+	in chan *storeReq
+	// pending counts outcomes handed over and not recorded (or given up
+	// on) yet.
+	pending atomic.Int64
+	// finished is the delivery loop's: told each time an outcome is
+	// recorded, for a drain waiting for the items in flight.
+	finished chan<- struct{}
+	// retries are outcomes whose recording failed, retried as a waiting
+	// sender would (settle).
+	retries sync.WaitGroup
+}
+
+// maxLaterBatches bounds the batches of outcomes the store holds at once;
+// past it, the hand-over waits (the channel fills, and then senders wait).
+const maxLaterBatches = 4
+
+// startHandover starts recording outcomes handed over on lb; stop waits
+// until every one is recorded (or given up on).
+func (p *Publisher) startHandover(lb dedupe.LaterClaimBatcher, buffer int, finished chan<- struct{}) (h *handover, stop func()) {
+	h = &handover{in: make(chan *storeReq, buffer), finished: finished}
+	flushed := make(chan struct{})
+	go func() { defer close(flushed); p.flushLater(lb, h.in) }()
+	return h, func() {
+		close(h.in)
+		<-flushed
+		h.retries.Wait()
+	}
+}
+
+// idle reports whether every outcome handed over is recorded.
+func (h *handover) idle() bool { return h == nil || h.pending.Load() == 0 }
+
+// inFlight is the outcomes handed over and not recorded yet.
+func (h *handover) inFlight() int {
+	if h == nil {
+		return 0
+	}
+	return int(h.pending.Load())
+}
+
+// done counts one outcome out and wakes a drain waiting for it.
+func (h *handover) done() {
+	h.pending.Add(-1)
+	select {
+	case h.finished <- struct{}{}:
+	default:
+	}
+}
+
+// flushLater records outcomes handed over, as flushOps does, but without
+// making anyone wait: up to maxLaterBatches batches are held by the store
+// at once, to be committed with its next write.
+func (p *Publisher) flushLater(lb dedupe.LaterClaimBatcher, in <-chan *storeReq) {
+	sem := make(chan struct{}, maxLaterBatches)
+	var wg sync.WaitGroup
+	for first := range in {
+		batch, ops := gatherOps(first, in)
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			// Outcomes are recorded even during a shutdown: the API
+			// already acted on them.
+			ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+			res := lb.ClaimOpsLater(ctx, ops, time.Now())
+			cancel()
+			for _, r := range batch {
+				r.res, res = res[:len(r.ops)], res[len(r.ops):]
+				r.then(r.res)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// settleOrHandOver records an outcome that reports nothing (an item given
+// back): handed over when h is set, else waited for.
+func (p *Publisher) settleOrHandOver(hard context.Context, log *slog.Logger, j job, s dedupe.Settlement, ops chan<- *storeReq, h *handover, after func()) {
+	if h == nil {
+		p.settle(hard, log, j, s, ops, nil)
+		if after != nil {
+			after()
+		}
+		return
+	}
+	p.handOver(hard, log, j, s, ops, h, after)
+}
+
+// handOver hands outcome s of job j to be recorded, and returns; after,
+// when set, runs once it is recorded. An outcome whose recording fails is
+// retried as settle retries it, with the sender's ops.
+func (p *Publisher) handOver(hard context.Context, log *slog.Logger, j job, s dedupe.Settlement, ops chan<- *storeReq, h *handover, after func()) {
+	h.pending.Add(1)
+	finish := func() {
+		if after != nil {
+			after()
+		}
+		h.done()
+	}
+	start := time.Now()
+	r := &storeReq{ops: []dedupe.ClaimOp{{Key: j.Key, Owner: j.owner, Settle: &s}}}
+	r.then = func(res []dedupe.ClaimResult) {
+		p.storeDone("settle", start, res[0].Err)
+		if res[0].Err != nil {
+			h.retries.Go(func() {
+				p.settle(hard, log, j, s, ops, nil)
+				finish()
+			})
+			return
+		}
+		p.recorded(log, s, res[0].Held)
+		finish()
+	}
+	h.in <- r
+}

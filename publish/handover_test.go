@@ -1,0 +1,156 @@
+package publish_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/feedworker/feedworker/dedupe"
+	"github.com/feedworker/feedworker/publish"
+	"github.com/feedworker/feedworker/sandbox"
+	"github.com/feedworker/feedworker/transform"
+)
+
+// recordChecker reads an item's record in the store at the moment its
+// delivery is reported, and keeps what it finds against an outcome the
+// store does not hold yet.
+type recordChecker struct {
+	t     testing.TB
+	store dedupe.Store
+	mu    sync.Mutex
+	seen  int
+	early []string
+}
+
+func (c *recordChecker) check(k dedupe.Key, by string) {
+	r, ok, err := c.store.Record(context.Background(), k)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seen++
+	if err != nil || !ok || r.ContentID == 0 || r.PendingHash != "" {
+		c.early = append(c.early, fmt.Sprintf("%s reported by the %s while the store holds %+v (found %v, %v)", k, by, r, ok, err))
+	}
+}
+
+func (c *recordChecker) Accepted(string, time.Time, []publish.Accepted) {}
+
+func (c *recordChecker) Delivered(d publish.Delivery) { c.check(d.Key, "observer") }
+
+// publishedLog hands every "published" log record's item to c.
+type publishedLog struct {
+	slog.Handler
+	c     *recordChecker
+	attrs []slog.Attr
+}
+
+func (h publishedLog) WithAttrs(as []slog.Attr) slog.Handler {
+	return publishedLog{h.Handler.WithAttrs(as), h.c, append(append([]slog.Attr(nil), h.attrs...), as...)}
+}
+
+func (h publishedLog) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == "published" {
+		var k dedupe.Key
+		for _, a := range h.attrs {
+			switch a.Key {
+			case "feed":
+				k.FeedID = a.Value.String()
+			case "external_id":
+				k.ExternalID = a.Value.String()
+			}
+		}
+		h.c.check(k, "log")
+	}
+	if !h.Handler.Enabled(ctx, r.Level) {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h publishedLog) Enabled(context.Context, slog.Level) bool { return true }
+
+// TestDeliveryReportedOnlyOnceRecorded: the observer (the history) and the
+// "published" log hear of a delivery only once its outcome is in the
+// store, on both stores (on bbolt the sender hands the outcome over and
+// goes on before it is recorded).
+func TestDeliveryReportedOnlyOnceRecorded(t *testing.T) {
+	for _, kind := range []storeKind{onBolt, onRedis} {
+		t.Run(kind.String(), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, kind, sandbox.Faults{})
+			c := &recordChecker{t: t, store: e.store}
+			p := e.publisher(func(o *publish.Options) {
+				o.Observer = c
+				o.Logger = slog.New(publishedLog{Handler: slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}), c: c})
+			})
+			var all [][]transform.Payload
+			for f := range 3 {
+				items := stories(fmt.Sprintf("rep%d", f), 10)
+				e.accept(p, fmt.Sprintf("rep%d", f), items, publish.FeedOptions{InitialItems: 100})
+				all = append(all, items)
+			}
+			if err := p.Drain(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			e.exactlyOnce(all...)
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if c.seen != 2*30 {
+				t.Errorf("%d reports checked; want 60 (30 items, by the observer and the log)", c.seen)
+			}
+			for _, s := range c.early {
+				t.Error(s)
+			}
+		})
+	}
+}
+
+// TestShutdownRecordsOutcomesHandedOver: outcomes handed over and not yet
+// recorded when a shutdown comes are recorded before Run returns: every
+// item on the service is recorded as delivered, with no pending mark, and
+// a restart posts nothing twice.
+func TestShutdownRecordsOutcomesHandedOver(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, onBolt, sandbox.Faults{Latency: 20 * time.Millisecond})
+	e.log.started = make(chan string, 64)
+	p := e.publisher(nil)
+	items := stories("stop", 40)
+	e.accept(p, "stop", items, publish.FeedOptions{InitialItems: 100})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	posts := 0
+	for r := range e.log.started {
+		if strings.HasPrefix(r, "POST /v3/story") {
+			if posts++; posts == 10 {
+				break
+			}
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	onService := map[string]bool{}
+	for _, it := range e.sb.AllContent() {
+		onService[it.ExternalID] = true
+	}
+	if len(onService) == 0 || len(onService) == len(items) {
+		t.Fatalf("%d of %d items on the service after the stop; want some, not all", len(onService), len(items))
+	}
+	for _, it := range items {
+		r, ok, err := e.store.Record(context.Background(), dedupe.Key{FeedID: "stop", ExternalID: it.ExternalID})
+		if err != nil || !ok {
+			t.Fatalf("record %s: %v, %v", it.ExternalID, ok, err)
+		}
+		if delivered := r.ContentID != 0 && r.PendingHash == ""; delivered != onService[it.ExternalID] {
+			t.Errorf("%s after the stop: on the service %v, record %+v", it.ExternalID, onService[it.ExternalID], r)
+		}
+	}
+	p2 := e.publisher(nil)
+	e.runUntilEmpty(p2, 20*time.Second)
+	e.exactlyOnce(items)
+}
