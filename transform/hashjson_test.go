@@ -105,7 +105,7 @@ func fill(rng *rand.Rand, v reflect.Value, path string, set map[string]bool) {
 // appendHashJSON and by the encoder it replaces.
 func BenchmarkHashJSON(b *testing.B) {
 	p := &Payload{Type: TypeStory, FeedID: "farm-0", ExternalID: "farm-0:3f2a9c", Title: "Item 3 of feed 0: river stone garden",
-		Summary: "alpha beta gamma delta river stone garden library council budget school harbour bridge concert",
+		Summary:  "alpha beta gamma delta river stone garden library council budget school harbour bridge concert",
 		ImageURL: "https://farm.example/img/0/3.jpg", ExternalURL: "https://farm.example/0/items/3",
 		PublishDate: time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC), CategoryNames: []string{"Category 3"}}
 	b.Run("append", func(b *testing.B) {
