@@ -44,14 +44,7 @@ func parseContent(src string, base *url.URL) *content {
 		src = textToHTML(src)
 	}
 	c.size = len(src)
-	nodes, err := html.ParseFragment(strings.NewReader(src), &html.Node{Type: html.ElementNode, Data: "body", DataAtom: atom.Body})
-	if err != nil {
-		// Only a failing reader errors; a strings.Reader does not.
-		return c
-	}
-	for _, n := range nodes {
-		c.root.AppendChild(n)
-	}
+	parseFragment(src, c.root)
 	c.firstSrc, c.hasFirstSrc = firstImgSrc(c.root)
 
 	// The elements each step works on, in document order, gathered by
