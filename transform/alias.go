@@ -150,32 +150,40 @@ func BodySimHash(bodyHTML string) (h uint64, ok bool) {
 
 // wordHashes yields the hashes of the lower-cased runs of letters and
 // digits of an HTML fragment's text, skipping tags. ASCII, most of any
-// text, is judged without the unicode tables (same answers).
+// text, is read a byte at a time without the unicode tables (same
+// answers), and a tag is skipped by one search for its '>' (a byte no
+// multi-byte or invalid sequence swallows, so ranging over the runes
+// would end the tag at the same place).
 func wordHashes(s string) iter.Seq[uint64] {
 	return func(yield func(uint64) bool) {
 		const offset, prime = 14695981039346656037, 1099511628211
-		h, in, tag := uint64(offset), false, false
-		for _, r := range s {
-			var word bool
-			switch {
-			case tag:
-				tag = r != '>'
-				continue
-			case r == '<':
-				tag = true
-			case r < utf8.RuneSelf:
-				if 'A' <= r && r <= 'Z' {
-					r += 'a' - 'A'
+		h, in := uint64(offset), false
+		for i := 0; i < len(s); {
+			if c := s[i]; c < utf8.RuneSelf {
+				i++
+				switch {
+				case c == '<':
+					if j := strings.IndexByte(s[i:], '>'); j >= 0 {
+						i += j + 1
+					} else {
+						i = len(s)
+					}
+				case 'A' <= c && c <= 'Z':
+					c += 'a' - 'A'
+					fallthrough
+				case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
+					h = (h ^ uint64(c)) * prime
+					in = true
+					continue
 				}
-				word = 'a' <= r && r <= 'z' || '0' <= r && r <= '9'
-			case unicode.IsLetter(r) || unicode.IsDigit(r):
-				r = unicode.ToLower(r)
-				word = true
-			}
-			if word {
-				h = (h ^ uint64(r)) * prime
-				in = true
-				continue
+			} else {
+				r, size := utf8.DecodeRuneInString(s[i:])
+				i += size
+				if unicode.IsLetter(r) || unicode.IsDigit(r) {
+					h = (h ^ uint64(unicode.ToLower(r))) * prime
+					in = true
+					continue
+				}
 			}
 			if in {
 				if !yield(h) {

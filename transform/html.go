@@ -44,14 +44,7 @@ func parseContent(src string, base *url.URL) *content {
 		src = textToHTML(src)
 	}
 	c.size = len(src)
-	nodes, err := html.ParseFragment(strings.NewReader(src), &html.Node{Type: html.ElementNode, Data: "body", DataAtom: atom.Body})
-	if err != nil {
-		// Only a failing reader errors; a strings.Reader does not.
-		return c
-	}
-	for _, n := range nodes {
-		c.root.AppendChild(n)
-	}
+	parseFragment(src, c.root)
 	c.firstSrc, c.hasFirstSrc = firstImgSrc(c.root)
 
 	// The elements each step works on, in document order, gathered by
@@ -62,7 +55,7 @@ func parseContent(src string, base *url.URL) *content {
 		c.handleImage(n, base)
 	}
 	for _, l := range steps.links {
-		resolveHref(l.n, l.href, base)
+		resolveHref(l.n, l.href, l.plain, base)
 		// Share buttons and feedflare links are empty once their images are
 		// gone; an empty link is invisible anyway.
 		if isEmpty(l.n) {
@@ -93,11 +86,11 @@ func (c *content) handleImage(n *html.Node, base *url.URL) {
 	if src == "" || strings.HasPrefix(strings.ToLower(strings.TrimSpace(src)), "data:") {
 		src = firstSrcset(attr(n, "srcset"))
 	}
-	u, ok := absoluteURL(src, base)
+	abs, host, path, ok := absoluteString(src, base)
 	w, h := imageSize(n)
-	if !ok || (w > 0 && w <= 2) || (h > 0 && h <= 2) || isTrackerURL(u) {
+	if !ok || (w > 0 && w <= 2) || (h > 0 && h <= 2) || isTrackerURL(host, path) {
 		if ok {
-			c.reject(u.String())
+			c.reject(abs)
 		}
 		if raw := attr(n, "src"); raw != "" {
 			c.reject(raw)
@@ -105,9 +98,8 @@ func (c *content) handleImage(n *html.Node, base *url.URL) {
 		removeNode(n)
 		return
 	}
-	abs := u.String()
 	setAttr(n, "src", abs)
-	if (w > 0 && w < minImageSide) || (h > 0 && h < minImageSide) || isIconURL(u) {
+	if (w > 0 && w < minImageSide) || (h > 0 && h < minImageSide) || isIconURL(host, path) {
 		c.reject(abs)
 		return
 	}
@@ -165,11 +157,12 @@ type domSteps struct {
 	links          []link
 }
 
-// link is an <a> and its href as isJunk parsed it (nil when it has none or
-// it did not parse).
+// link is an <a> and its href as isJunk parsed it (nil when it has none,
+// it did not parse, or it is plain: see plainURL).
 type link struct {
-	n    *html.Node
-	href *url.URL
+	n     *html.Node
+	href  *url.URL
+	plain bool
 }
 
 // prune removes junk elements (see isJunk) and comments, and drops every
@@ -180,7 +173,7 @@ type link struct {
 func (s *domSteps) prune(n *html.Node) {
 	for c := n.FirstChild; c != nil; {
 		next := c.NextSibling
-		junk, href := isJunk(c)
+		junk, href, plain := isJunk(c)
 		switch {
 		case c.Type == html.CommentNode || junk:
 			n.RemoveChild(c)
@@ -196,7 +189,7 @@ func (s *domSteps) prune(n *html.Node) {
 			case atom.Img:
 				s.images = append(s.images, c)
 			case atom.A:
-				s.links = append(s.links, link{n: c, href: href})
+				s.links = append(s.links, link{n: c, href: href, plain: plain})
 			case atom.Blockquote, atom.Q, atom.Del, atom.Ins:
 				s.quotes = append(s.quotes, c)
 			}
@@ -222,40 +215,48 @@ func keepAttr(el atom.Atom, key string) bool {
 // isJunk reports elements removed with everything inside them: active
 // content, forms, document-level elements (<base> among them, so it cannot
 // redirect relative URLs) and feed-ad blocks. For a link it returns the
-// href it parsed, for the link step to resolve.
-func isJunk(n *html.Node) (bool, *url.URL) {
+// href it parsed, for the link step to resolve, or that the href is plain
+// (see plainURL) and needs neither parse nor resolve.
+func isJunk(n *html.Node) (junk bool, href *url.URL, plain bool) {
 	if n.Type != html.ElementNode {
-		return false, nil
+		return false, nil, false
 	}
 	if n.Namespace != "" { // inside <svg> or <math>
-		return true, nil
+		return true, nil, false
 	}
 	switch n.DataAtom {
 	case atom.Script, atom.Style, atom.Iframe, atom.Frame, atom.Frameset, atom.Object, atom.Embed, atom.Applet,
 		atom.Form, atom.Input, atom.Button, atom.Select, atom.Textarea, atom.Base, atom.Meta, atom.Link,
 		atom.Svg, atom.Math, atom.Template, atom.Noscript, atom.Audio, atom.Video, atom.Canvas, atom.Dialog,
 		atom.Head, atom.Title, atom.Noembed, atom.Noframes:
-		return true, nil
+		return true, nil, false
 	case atom.Div, atom.P, atom.Span, atom.Table:
 		for class := range strings.FieldsSeq(attr(n, "class")) {
 			switch strings.ToLower(class) {
 			case "feedflare", "mf-viral", "feedburnerfeedblock", "pheedo", "fb-ad", "feedsportal-ad":
-				return true, nil
+				return true, nil, false
 			}
 		}
 	case atom.A:
 		if href := attr(n, "href"); href != "" {
-			if u, err := url.Parse(strings.TrimSpace(href)); err == nil {
-				return isAdLink(u), u
+			href = strings.TrimSpace(href)
+			if host, path, ok := plainURL(href); ok {
+				return isAdHost(host, path), nil, true
+			}
+			if u, err := url.Parse(href); err == nil {
+				return isAdLink(u), u, false
 			}
 		}
 	}
-	return false, nil
+	return false, nil, false
 }
 
 // isAdLink reports links that feed services insert as ads or share buttons.
-func isAdLink(u *url.URL) bool {
-	host, path := strings.ToLower(u.Hostname()), u.Path
+func isAdLink(u *url.URL) bool { return isAdHost(u.Hostname(), u.Path) }
+
+// isAdHost is isAdLink of a URL's host name and path.
+func isAdHost(host, path string) bool {
+	host = strings.ToLower(host)
 	switch {
 	case (host == "feeds.feedburner.com" || strings.HasPrefix(host, "feeds.")) && (strings.HasPrefix(path, "/~a/") || strings.HasPrefix(path, "/~ff/")):
 		return true // FeedBurner ads and "flares", also on a publisher's own feeds.* domain
@@ -268,9 +269,10 @@ func isAdLink(u *url.URL) bool {
 	return false
 }
 
-// isTrackerURL reports images that only count readers.
-func isTrackerURL(u *url.URL) bool {
-	host, path := strings.ToLower(u.Hostname()), strings.ToLower(u.Path)
+// isTrackerURL reports images that only count readers, by their URL's
+// host name and path.
+func isTrackerURL(host, path string) bool {
+	host, path = strings.ToLower(host), strings.ToLower(path)
 	switch {
 	case (host == "feeds.feedburner.com" || strings.HasPrefix(host, "feeds.")) &&
 		(strings.HasPrefix(path, "/~r/") || strings.HasPrefix(path, "/~ff/") || strings.HasPrefix(path, "/~a/")):
@@ -290,9 +292,10 @@ func isTrackerURL(u *url.URL) bool {
 }
 
 // isIconURL reports images that are part of the page furniture rather than
-// the story: emoji, smilies, avatars, favicons, buttons.
-func isIconURL(u *url.URL) bool {
-	host, path := strings.ToLower(u.Hostname()), strings.ToLower(u.Path)
+// the story: emoji, smilies, avatars, favicons, buttons (by the URL's host
+// name and path).
+func isIconURL(host, path string) bool {
+	host, path = strings.ToLower(host), strings.ToLower(path)
 	if host == "s.w.org" || strings.HasSuffix(host, "gravatar.com") {
 		return true
 	}
@@ -369,11 +372,18 @@ func resolveAttr(n *html.Node, key string, base *url.URL, allowMailto bool) {
 }
 
 // resolveHref is resolveAttr for a link's href, which isJunk parsed as u
-// (nil when it did not): the parse is not repeated where absoluteURL
-// would parse the same text.
-func resolveHref(n *html.Node, u *url.URL, base *url.URL) {
+// (nil when it did not) or found plain: the parse is not repeated where
+// absoluteURL would parse the same text, and a plain URL is absolute
+// already, written as net/url would write it.
+func resolveHref(n *html.Node, u *url.URL, plain bool, base *url.URL) {
 	v := attr(n, "href")
 	raw := strings.TrimSpace(v)
+	if plain && len(raw) <= maxURLLen {
+		if raw != v {
+			setAttr(n, "href", raw)
+		}
+		return
+	}
 	if u == nil || raw == "" || len(raw) > maxURLLen || strings.ContainsAny(raw, "\t\n\r") ||
 		strings.HasPrefix(strings.ToLower(raw), "mailto:") {
 		resolveAttr(n, "href", base, true)

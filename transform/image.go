@@ -53,11 +53,11 @@ func pickImage(item *gofeed.Item, gofeedImg *gofeed.Image, body, desc func() *co
 
 // imageURL returns raw as an absolute http(s) URL fit to be a picture, or "".
 func imageURL(raw string, base *url.URL) string {
-	u, ok := absoluteURL(raw, base)
-	if !ok || isTrackerURL(u) {
+	abs, host, path, ok := absoluteString(raw, base)
+	if !ok || isTrackerURL(host, path) {
 		return ""
 	}
-	return u.String()
+	return abs
 }
 
 // largestMedia returns the URL of the largest Media RSS image: any

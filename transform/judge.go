@@ -88,18 +88,13 @@ func (j *tagJudge) appendVerdict(dst []byte, name string, attrs []html.Attribute
 		kept := clean[:0]
 		for _, a := range clean {
 			if a.Key == key {
-				u, s, ok := j.validURL(a.Val)
+				s, hasHost, ok := j.validURL(a.Val)
 				if !ok {
 					continue
 				}
 				if key == "href" {
 					hrefFound = true
-					// bluemonday parses the written URL again for its
-					// host: the same text parses the same.
-					if s != strings.TrimSpace(a.Val) {
-						u, _ = url.Parse(s)
-					}
-					external = external || u != nil && u.Host != ""
+					external = external || hasHost
 				}
 				a.Val = s
 			}
@@ -156,19 +151,32 @@ func urlAttr(name string) string {
 
 // validURL is bluemonday's validURL for the policy: the URL trimmed, with
 // no white space inside, parsed, with an allowed scheme (relative URLs are
-// refused), written back by net/url.
-func (j *tagJudge) validURL(raw string) (*url.URL, string, bool) {
+// refused), written back by net/url. hasHost says whether the written URL
+// has a host when parsed again, as bluemonday parses it for its link rules.
+// A plain URL (see plainURL; the DOM steps write most links so) is written
+// back as it is, with its host, and is not parsed.
+func (j *tagJudge) validURL(raw string) (s string, hasHost, ok bool) {
 	raw = strings.TrimSpace(raw)
 	if strings.ContainsAny(raw, " \t\n") {
 		// bluemonday would clean up a data: URI first; data is not an
 		// allowed scheme (newTagJudge refuses it).
-		return nil, "", false
+		return "", false, false
+	}
+	if _, _, plain := plainURL(raw); plain {
+		scheme, _, _ := strings.Cut(raw, ":")
+		return raw, true, j.schemes[scheme]
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme == "" || !j.schemes[u.Scheme] {
-		return nil, "", false
+		return "", false, false
 	}
-	return u, u.String(), true
+	s = u.String()
+	if s != raw {
+		// The same text parses the same: only a rewritten URL is parsed
+		// again.
+		u, _ = url.Parse(s)
+	}
+	return s, u != nil && u.Host != "", true
 }
 
 // judgeProbe is one start tag the judge and bluemonday must write alike.

@@ -262,7 +262,7 @@ func (m *Mapping) mapItem(r *Result, feed *gofeed.Feed, item *gofeed.Item, id, l
 
 	// Ads posing as items, then content type, then filters: nothing below
 	// is spent on dropped items.
-	if u, err := url.Parse(link); err == nil && link != "" && isAdLink(u) {
+	if isAdItemLink(link) {
 		r.Skip = "ad: the item links to an ad server"
 		return
 	}
@@ -401,6 +401,18 @@ func (m *Mapping) mapItem(r *Result, feed *gofeed.Feed, item *gofeed.Item, id, l
 	}
 }
 
+// isAdItemLink reports an item whose (canonical) link is an ad's.
+func isAdItemLink(link string) bool {
+	if link == "" {
+		return false
+	}
+	if host, path, ok := plainURL(link); ok {
+		return isAdHost(host, path)
+	}
+	u, err := url.Parse(link)
+	return err == nil && isAdLink(u)
+}
+
 // derivedTitleMax caps a title made from the item's text: a headline, not
 // a paragraph.
 const derivedTitleMax = 100
@@ -416,7 +428,7 @@ func itemLink(item *gofeed.Item, feedBase *url.URL) string {
 		candidates = append(candidates, extValues(item.Extensions, prefix, "origLink")...)
 	}
 	for _, l := range append([]string{item.Link}, item.Links...) {
-		if u, ok := absoluteURL(l, feedBase); ok && isRedirector(u) {
+		if host, path, ok := absoluteHost(l, feedBase); ok && isRedirector(host, path) {
 			redirected = append(redirected, l)
 		} else {
 			candidates = append(candidates, l)
@@ -426,16 +438,17 @@ func itemLink(item *gofeed.Item, feedBase *url.URL) string {
 		candidates = append(candidates, g)
 	}
 	for _, c := range append(candidates, redirected...) {
-		if _, ok := absoluteURL(c, feedBase); ok {
+		if _, _, ok := absoluteHost(c, feedBase); ok {
 			return c
 		}
 	}
 	return ""
 }
 
-// isRedirector reports links through a feed service's click counter.
-func isRedirector(u *url.URL) bool {
-	host, path := strings.ToLower(u.Hostname()), u.Path
+// isRedirector reports links through a feed service's click counter, by
+// their host name and path.
+func isRedirector(host, path string) bool {
+	host = strings.ToLower(host)
 	switch {
 	case strings.HasSuffix(host, "feedsportal.com"), host == "feedproxy.google.com":
 		return true

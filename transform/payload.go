@@ -102,24 +102,31 @@ type Need struct {
 // in a newline, so the two cannot run together): escaping it for JSON would
 // cost more than hashing it.
 func (p *Payload) computeHash() string {
-	c := *p
-	c.Hash, c.Body = "", ""
 	h := sha256.New()
-	enc := json.NewEncoder(h)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(&c); err != nil {
-		// Payload has no type json cannot encode; a failure here is a bug.
-		panic("transform: encoding a payload: " + err.Error())
+	buf, ok := appendHashJSON(make([]byte, 0, 1024), p)
+	if ok {
+		_, _ = h.Write(buf) // a hash.Hash never fails to write
+	} else {
+		c := *p
+		c.Hash, c.Body = "", ""
+		enc := json.NewEncoder(h)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(&c); err != nil {
+			// Only a date out of JSON's range gets here: a bug in what
+			// made the payload.
+			panic("transform: encoding a payload: " + err.Error())
+		}
 	}
 	// In pieces through one buffer: the hash takes no string, and
 	// io.WriteString would copy the whole body.
-	var buf [512]byte
+	buf = buf[:cap(buf)]
 	for body := p.Body; body != ""; {
-		n := copy(buf[:], body)
-		_, _ = h.Write(buf[:n]) // a hash.Hash never fails to write
+		n := copy(buf, body)
+		_, _ = h.Write(buf[:n])
 		body = body[n:]
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0]))
 }
 
 // SetImage sets the image (an og:image found later, typically) and

@@ -116,3 +116,19 @@ func BenchmarkBodySimHash(b *testing.B) {
 		}
 	})
 }
+
+// FuzzBodySimHash holds BodySimHash to simHashBefore on any text, each
+// repeated to reach MinSimHashWords.
+func FuzzBodySimHash(f *testing.F) {
+	for _, s := range []string{"a b", "<p>Ünï <b>x</b></p", "a<b", "x>y<z", "\xff\xfea\xc3", "İ ＡＢＣ x²³"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		s = strings.Repeat(s+" w ", MinSimHashWords)
+		got, gotOK := BodySimHash(s)
+		want, wantOK := simHashBefore(s)
+		if got != want || gotOK != wantOK {
+			t.Errorf("BodySimHash(%q) = %016x %v, was %016x %v", s, got, gotOK, want, wantOK)
+		}
+	})
+}
