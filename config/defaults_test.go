@@ -130,11 +130,66 @@ feeds:
 		t.Error("categories: [] decoded as nil; it must stay an explicit empty list")
 	}
 
-	// Feeds own their values: changing one leaves the others alone.
-	*inherits.Interval = 0
-	inherits.Include.Keywords[0] = "changed"
-	if *cfg.Feeds[2].Interval != Duration(30*time.Minute) || cfg.Defaults.Include.Keywords[0] != "x" {
-		t.Error("feeds share inherited pointers or slices")
+	// An inherited value is the defaults' own (a loaded config is never
+	// changed): one value for every feed that inherits it, not a copy each.
+	if inherits.Interval != cfg.Defaults.Interval || empty.Interval != cfg.Defaults.Interval ||
+		inherits.Include != cfg.Defaults.Include || inherits.TitleMax != cfg.Defaults.TitleMax {
+		t.Error("an inherited default is a copy, not the defaults' value")
+	}
+	// A feed's override is its own: it reached neither the defaults nor the
+	// feeds that inherit them.
+	if own.Interval == cfg.Defaults.Interval || own.Include == cfg.Defaults.Include || empty.SummaryMax == cfg.Defaults.SummaryMax {
+		t.Error("a feed's own value is shared with the defaults")
+	}
+}
+
+// TestOverrideLeavesSharedDefault parses feeds that override every kind of
+// inherited value (a scalar, a list, a map, a sub-section, a key of a
+// section inherited key by key) next to feeds that inherit them, and checks
+// the defaults and the inheriting feeds still hold the defaults' values.
+func TestOverrideLeavesSharedDefault(t *testing.T) {
+	t.Parallel()
+	src := head + `defaults:
+  interval: 30m
+  categories: [A]
+  category_map: {x: X}
+  include:
+    keywords: [k]
+  reposts:
+    match: [url]
+    flood_max: 5
+  ical:
+    on_cancel: keep
+feeds:
+  - id: before
+    url: https://e.example/before
+  - id: overrides
+    url: https://e.example/overrides
+    interval: 1h
+    categories: [B]
+    category_map: {y: Y}
+    include:
+      keywords: [other]
+    reposts:
+      match: [text]
+    ical:
+      on_cancel: delete
+  - id: after
+    url: https://e.example/after
+`
+	cfg := mustParse(t, src, nil)
+	want := []string{"30m0s [A] map[x:X] [k] [url] 5 keep", "1h0m0s [B] map[y:Y] [other] [text] 5 delete", "30m0s [A] map[x:X] [k] [url] 5 keep"}
+	show := func(s FeedSettings) string {
+		return fmt.Sprintf("%v %v %v %v %v %d %s", s.Interval.D(), s.Categories, s.CategoryMap, s.Include.Keywords,
+			s.Reposts.Match, *s.Reposts.FloodMax, *s.ICal.OnCancel)
+	}
+	for i, f := range cfg.Feeds {
+		if got := show(f.FeedSettings); got != want[i] {
+			t.Errorf("feed %s: got %s, want %s", f.ID, got, want[i])
+		}
+	}
+	if got := show(cfg.Defaults); got != want[0] {
+		t.Errorf("defaults: got %s, want %s", got, want[0])
 	}
 }
 
@@ -184,8 +239,8 @@ func TestBuiltinIntervalFitsBounds(t *testing.T) {
 
 // TestInheritCoversEveryField fills every field of FeedSettings by
 // reflection, so a field added to the schema is covered without editing
-// this test: a set field is kept, an unset one inherited, and nothing is
-// shared afterwards.
+// this test: a set field is kept, an unset one inherited, and the source
+// is left as it was.
 func TestInheritCoversEveryField(t *testing.T) {
 	t.Parallel()
 	src := fill(reflect.TypeFor[FeedSettings](), 1).Interface().(FeedSettings)
@@ -196,16 +251,18 @@ func TestInheritCoversEveryField(t *testing.T) {
 	if diff := cmp.Diff(want, dst); diff != "" {
 		t.Fatalf("an empty feed does not inherit everything (-want +got):\n%s", diff)
 	}
-	scribble(reflect.ValueOf(&src).Elem())
-	if diff := cmp.Diff(want, dst); diff != "" {
-		t.Errorf("inherited values are shared with the source (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, src); diff != "" {
+		t.Errorf("inherit changed its source (-want +got):\n%s", diff)
 	}
 
 	own := fill(reflect.TypeFor[FeedSettings](), 2).Interface().(FeedSettings)
 	wantOwn := deepCopy(reflect.ValueOf(own)).Interface().(FeedSettings)
-	inherit(&own, want)
+	inherit(&own, src)
 	if diff := cmp.Diff(wantOwn, own); diff != "" {
 		t.Errorf("a feed's own settings were overwritten (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, src); diff != "" {
+		t.Errorf("a feed's own settings reached the source (-want +got):\n%s", diff)
 	}
 
 	// A feed that sets every other field, including inside Mapping, gets
@@ -273,32 +330,4 @@ func fill(t reflect.Type, seed int) reflect.Value {
 		panic("fill: add a case for " + t.String())
 	}
 	return v
-}
-
-// scribble overwrites, in place, everything v points to.
-func scribble(v reflect.Value) {
-	switch v.Kind() {
-	case reflect.Pointer:
-		if !v.IsNil() {
-			scribble(v.Elem())
-		}
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				scribble(v.Field(i))
-			}
-		}
-	case reflect.Slice:
-		for i := range v.Len() {
-			scribble(v.Index(i))
-		}
-	case reflect.Map:
-		for _, k := range v.MapKeys() {
-			v.SetMapIndex(k, reflect.Zero(v.Type().Elem()))
-		}
-	default:
-		if v.CanSet() {
-			v.Set(reflect.Zero(v.Type()))
-		}
-	}
 }
