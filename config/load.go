@@ -49,7 +49,7 @@ func (l Loader) Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	return l.Parse(path, data)
+	return l.parse(path, data)
 }
 
 // Parse parses data as the configuration file name: name appears in
@@ -57,6 +57,13 @@ func (l Loader) Load(path string) (*Config, error) {
 // On success every feed's settings are fully resolved. Otherwise the error
 // is a *Problems listing everything wrong, and the Config is nil.
 func (l Loader) Parse(name string, data []byte) (*Config, error) {
+	// The config keeps the text for its line index: the caller's slice
+	// may change after Parse returns.
+	return l.parse(name, bytes.Clone(data))
+}
+
+// parse is Parse of data that nothing else changes afterwards.
+func (l Loader) parse(name string, data []byte) (*Config, error) {
 	lookup := l.LookupEnv
 	if lookup == nil {
 		lookup = os.LookupEnv
@@ -82,7 +89,7 @@ func (l Loader) Parse(name string, data []byte) (*Config, error) {
 			return nil, probs.Err()
 		}
 	}
-	cfg.lines = d.lines
+	cfg.lines = &lineIndex{m: d.lines}
 
 	readSecrets(cfg, probs)
 	resolveFileURLs(cfg)
@@ -101,6 +108,9 @@ func (l Loader) Parse(name string, data []byte) (*Config, error) {
 	if err := probs.Err(); err != nil {
 		return nil, err
 	}
+	// Every problem is found by now, with its line: what stays is the
+	// text, the map is rebuilt if a line is asked for later.
+	cfg.lines = &lineIndex{file: name, src: data}
 	return cfg, nil
 }
 
@@ -221,7 +231,7 @@ func (c *Config) locate(field string) (string, int) {
 	}
 	if m := feedPath.FindStringSubmatch(field); m != nil {
 		feed, rest, key := m[1], m[2], m[3]
-		if _, own := c.lines[feed+"."+key]; !own {
+		if _, own := c.lines.get()[feed+"."+key]; !own {
 			if line := c.lineWithin("defaults."+rest, "defaults."+key); line > 0 {
 				return "defaults." + rest, line
 			}
@@ -233,8 +243,9 @@ func (c *Config) locate(field string) (string, int) {
 // lineWithin returns the line of p or of its nearest parent in the file,
 // not going above floor.
 func (c *Config) lineWithin(p, floor string) int {
+	lines := c.lines.get()
 	for ; p != "" && len(p) >= len(floor); p = parentPath(p) {
-		if l, ok := c.lines[p]; ok {
+		if l, ok := lines[p]; ok {
 			return l
 		}
 	}

@@ -75,12 +75,12 @@ func TestExamplesSetEveryKey(t *testing.T) {
 		found := false
 		for _, cfg := range cfgs {
 			if r.feedSetting {
-				found = found || cfg.lines["defaults."+path] > 0
+				found = found || cfg.lines.get()["defaults."+path] > 0
 				for i := range cfg.Feeds {
-					found = found || cfg.lines[fmt.Sprintf("feeds[%d].%s", i, path)] > 0
+					found = found || cfg.lines.get()[fmt.Sprintf("feeds[%d].%s", i, path)] > 0
 				}
 			} else {
-				found = found || cfg.lines[path] > 0
+				found = found || cfg.lines.get()[path] > 0
 			}
 		}
 		if !found {

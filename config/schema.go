@@ -28,8 +28,9 @@ type Config struct {
 
 	// File is the path the configuration was loaded from (not a YAML key).
 	File string `yaml:"-"`
-	// lines maps a field path such as "feeds[3].url" to its line in File.
-	lines map[string]int
+	// lines maps a field path such as "feeds[3].url" to its line in File
+	// (see lineIndex).
+	lines *lineIndex
 }
 
 // API says how to reach the Audience and Content Service.
