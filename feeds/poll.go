@@ -183,7 +183,7 @@ func (p *Poller) finish(j job, res *Result, err error, loaded bool, elapsed time
 		fs.validators, fs.validatorsKnown, fs.freshURL = res.Validators, true, false
 		fs.items += int64(items)
 		fs.ttl = max(feedHint(res.Feed), res.MinInterval)
-		fs.docWarnings = documentWarnings(res)
+		fs.setWarnings(documentWarnings(res), fs.warnings())
 	case class == ClassStore && !fs.freshURL:
 		// The store may or may not hold what Handle tried to write; ask it.
 		fs.validatorsKnown = false
@@ -236,8 +236,9 @@ func (p *Poller) finish(j job, res *Result, err error, loaded bool, elapsed time
 	p.logWarningsLocked(fs)
 	var save *PollState
 	if fs.stateKnown {
-		if st := fs.stateLocked(); !st.equal(fs.saved) {
-			fs.saved, save = st, &st
+		if st := fs.stateLocked(); !st.equal(fs.savedState()) {
+			fs.setSaved(st)
+			save = &st
 		}
 	}
 	if class == ClassGone {
@@ -284,12 +285,12 @@ func documentWarnings(res *Result) []Warning {
 // last poll, once each, and keeps the ones in force.
 func (p *Poller) logWarningsLocked(fs *feedState) {
 	cur := fs.currentWarningsLocked()
-	appeared, cleared := warningChanges(fs.warnings, cur)
+	appeared, cleared := warningChanges(fs.warnings(), cur)
 	for _, w := range appeared {
 		p.log.Warn("feed warning", "feed", fs.cfg.ID, "warning", w.Code, "message", w.Message)
 	}
 	for _, w := range cleared {
 		p.log.Info("feed warning cleared", "feed", fs.cfg.ID, "warning", w.Code)
 	}
-	fs.warnings = cur
+	fs.setWarnings(fs.docWarnings(), cur)
 }

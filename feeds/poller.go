@@ -208,13 +208,15 @@ type feedState struct {
 	validators      Validators
 	validatorsKnown bool // false: ask the handler before the next poll
 	// stateKnown is false until the stored poll state was read (see
-	// StateHandler); saved is the state last read or written.
+	// StateHandler); saved is the state last read or written, nil for the
+	// zero state (a healthy feed's: most feeds).
 	stateKnown bool
-	saved      PollState
-	// docWarnings are the warnings of the last document handled;
-	// warnings those in force (docWarnings and moved), as last logged.
-	docWarnings []Warning
-	warnings    []Warning
+	saved      *PollState
+	// warns are the feed's warnings, nil while it has none (most feeds).
+	// Kept apart, like saved, because a feed's state is the poller's
+	// memory of it for as long as it is configured: 448 bytes a feed
+	// became 288.
+	warns *feedWarnings
 	// freshURL: the URL changed, so the store's validators belong to the old
 	// URL; poll without any until Handle succeeded once.
 	freshURL bool
@@ -355,7 +357,7 @@ func (p *Poller) Update(feeds []config.Feed) {
 			fs.validators, fs.validatorsKnown, fs.freshURL = Validators{}, true, true
 			fs.failures, fs.outcome, fs.movedTo, fs.notOwned, fs.ttl = 0, Outcome{}, "", false, 0
 			// The stored state is the old URL's: it is ignored, then replaced.
-			fs.docWarnings = nil
+			fs.setWarnings(nil, fs.warnings())
 		}
 		if reschedule {
 			if urlChanged || fs.lastPoll.IsZero() {

@@ -73,10 +73,27 @@ func (p *Poller) fetchURLLocked(fs *feedState) string {
 	return fs.cfg.URL
 }
 
+// savedState is the state last read from or written to the store.
+func (fs *feedState) savedState() PollState {
+	if fs.saved == nil {
+		return PollState{}
+	}
+	return *fs.saved
+}
+
+// setSaved records st as the store's state of the feed.
+func (fs *feedState) setSaved(st PollState) {
+	if st.IsZero() {
+		fs.saved = nil
+		return
+	}
+	fs.saved = &st
+}
+
 // currentWarningsLocked are the document's warnings and, for a moved feed,
 // the moved one.
 func (fs *feedState) currentWarningsLocked() []Warning {
-	ws := slices.Clone(fs.docWarnings)
+	ws := slices.Clone(fs.docWarnings())
 	if fs.movedTo != "" {
 		ws = append(ws, Warning{Code: WarnMoved,
 			Message: "moved permanently to " + config.RedactURL(fs.movedTo) + "; update the feed's url in the config"})
@@ -176,7 +193,7 @@ func (p *Poller) loadStates(ctx context.Context, targets []*feedState) map[*feed
 func (p *Poller) applyStateLocked(fs *feedState, st PollState, found bool, now time.Time) *PollResult {
 	id := fs.cfg.ID
 	fs.stateKnown = true
-	fs.saved = st
+	fs.setSaved(st)
 	if !found || st.URL != fs.cfg.URL {
 		// None, or the state of a URL the config no longer names.
 		return nil
@@ -184,8 +201,8 @@ func (p *Poller) applyStateLocked(fs *feedState, st PollState, found bool, now t
 	fs.failures = st.Failures
 	fs.outcome = Outcome{Failures: st.Failures}
 	fs.movedTo = st.MovedTo
-	fs.warnings = normWarnings(st.Warnings)
-	fs.docWarnings = slices.DeleteFunc(slices.Clone(fs.warnings), func(w Warning) bool { return w.Code == WarnMoved })
+	cur := normWarnings(st.Warnings)
+	fs.setWarnings(slices.DeleteFunc(slices.Clone(cur), func(w Warning) bool { return w.Code == WarnMoved }), cur)
 	defer p.updateGaugesLocked()
 	switch {
 	case st.GoneConfig != "" && st.GoneConfig == Fingerprint(*fs.cfg):
@@ -213,7 +230,7 @@ func (p *Poller) saveState(ctx context.Context, sh StateHandler, j job, st PollS
 	p.log.Warn("storing the feed's poll state failed; a restart may poll it early", "feed", j.cfg.ID, "error", err)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if j.fs.epoch == j.epoch && j.fs.saved.equal(st) {
-		j.fs.saved = PollState{Failures: -1} // unlike any state: write again next time
+	if j.fs.epoch == j.epoch && j.fs.savedState().equal(st) {
+		j.fs.setSaved(PollState{Failures: -1}) // unlike any state: write again next time
 	}
 }

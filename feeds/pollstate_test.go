@@ -121,6 +121,16 @@ func testPollStateRestart(t *testing.T, batch bool) {
 	if st, ok := h.state("fine"); ok {
 		t.Errorf("a healthy feed has a stored state %+v; want none (no write per poll)", st)
 	}
+	// Nor does the poller's memory of it hold a state or warnings: those
+	// are apart, for the feeds that have them.
+	p1.mu.Lock()
+	if fs := p1.feeds["fine"]; fs.saved != nil || fs.warns != nil {
+		t.Errorf("the healthy feed's memory holds state %+v, warnings %+v; want none", fs.saved, fs.warns)
+	}
+	if fs := p1.feeds["moved"]; fs.saved == nil || fs.warns == nil || !hasWarning(fs.warnings(), WarnMoved) {
+		t.Errorf("the moved feed's memory holds state %+v, warnings %+v; want its state and its warning", fs.saved, fs.warns)
+	}
+	p1.mu.Unlock()
 	// PollAll polls every feed (feedworker once); the schedule is Run's.
 	if st, _ := h.state("limited"); st.Failures != 2 || time.Until(st.NotBefore) < 59*time.Minute {
 		t.Errorf("stored state of limited = %+v, want 2 failures and no poll for an hour", st)

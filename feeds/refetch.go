@@ -20,7 +20,7 @@ func (p *Poller) Refetch() {
 		fs.validators, fs.validatorsKnown, fs.freshURL = Validators{}, true, true
 		// The stored poll state went with the rest: write it again at
 		// the next poll, whatever it is (a gone feed stays gone).
-		fs.saved = PollState{Failures: -1}
+		fs.setSaved(PollState{Failures: -1})
 		if fs.scheduled() {
 			fs.next = p.sched.First(now, fs.interval, p.rnd)
 		}

@@ -54,3 +54,35 @@ func warningChanges(prev, next []Warning) (appeared, cleared []Warning) {
 	}
 	return appeared, cleared
 }
+
+// feedWarnings are a feed's warnings in the poller's memory: doc those of
+// the last document handled, cur those in force (doc's and moved), as last
+// logged.
+type feedWarnings struct {
+	doc, cur []Warning
+}
+
+// docWarnings are the warnings of the last document handled.
+func (fs *feedState) docWarnings() []Warning {
+	if fs.warns == nil {
+		return nil
+	}
+	return fs.warns.doc
+}
+
+// warnings are the warnings in force, as last logged.
+func (fs *feedState) warnings() []Warning {
+	if fs.warns == nil {
+		return nil
+	}
+	return fs.warns.cur
+}
+
+// setWarnings sets both lists; a feed without warnings holds none.
+func (fs *feedState) setWarnings(doc, cur []Warning) {
+	if len(doc) == 0 && len(cur) == 0 {
+		fs.warns = nil
+		return
+	}
+	fs.warns = &feedWarnings{doc: doc, cur: cur}
+}
