@@ -42,9 +42,8 @@ func boltAlias(f AliasFP, raw []byte) (Alias, int64, error) {
 	return a, exp, err
 }
 
-func aliasExpKey(exp int64, key []byte) []byte {
-	b := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(key)), uint64(exp))
-	return append(b, key...)
+func appendAliasExpKey(b []byte, exp int64, key []byte) []byte {
+	return append(binary.BigEndian.AppendUint64(b, uint64(exp)), key...)
 }
 
 // LookupAliases implements [AliasIndex] in one read transaction.
@@ -130,16 +129,16 @@ func aliasOrder(aliases []Alias) []int {
 
 // putAliasesTx is PutAliases (aliases checked) inside a write transaction.
 func (b *Bolt) putAliasesTx(tx *bolt.Tx, aliases []Alias, nowMS int64) error {
-	bk, ex, err := aliasBuckets(tx)
+	w, err := b.aliasWriter(tx, len(aliases))
 	if err != nil {
 		return err
 	}
 	for _, i := range aliasOrder(aliases) {
-		if _, err := b.putAlias(bk, ex, aliases[i], false, nowMS); err != nil {
+		if _, err := w.put(aliases[i], false, nowMS); err != nil {
 			return err
 		}
 	}
-	return purgeAliases(ex, bk, nowMS)
+	return purgeAliases(w.ex, w.bk, nowMS)
 }
 
 // ReserveAliases implements [AliasIndex] in one transaction.
@@ -152,13 +151,13 @@ func (b *Bolt) ReserveAliases(ctx context.Context, aliases []Alias, now time.Tim
 		return out, nil
 	}
 	err := b.update(ctx, "reserve aliases", func(tx *bolt.Tx) error {
-		bk, ex, err := aliasBuckets(tx)
+		w, err := b.aliasWriter(tx, len(aliases))
 		if err != nil {
 			return err
 		}
 		nowMS := ms(now)
 		for _, i := range aliasOrder(aliases) {
-			if out[i], err = b.putAlias(bk, ex, aliases[i], true, nowMS); err != nil {
+			if out[i], err = w.put(aliases[i], true, nowMS); err != nil {
 				return err
 			}
 		}
@@ -170,15 +169,54 @@ func (b *Bolt) ReserveAliases(ctx context.Context, aliases []Alias, now time.Tim
 	return out, nil
 }
 
-// putAlias stores one alias as PutAliases (or, with reserve,
-// ReserveAliases) does, and returns the alias held afterwards.
-func (b *Bolt) putAlias(bk, ex *bolt.Bucket, a Alias, reserve bool, nowMS int64) (Alias, error) {
-	key := boltAliasKey(a.AliasFP)
+// aliasWriter puts the aliases of one write transaction. A fetch's commit
+// puts about eight aliases an item, so what each put allocates counts: the
+// look-ups share one cursor, the keys one buffer each (bbolt copies the
+// keys it stores), and the values are cut from one arena (bbolt keeps a
+// value, not a copy, until the commit, so no part of it is ever reused).
+type aliasWriter struct {
+	bk, ex    *bolt.Bucket
+	look      *bolt.Cursor
+	key, eKey []byte
+	vals      []byte
+	retention time.Duration
+}
+
+func (b *Bolt) aliasWriter(tx *bolt.Tx, n int) (*aliasWriter, error) {
+	bk, ex, err := aliasBuckets(tx)
+	if err != nil {
+		return nil, err
+	}
+	return &aliasWriter{bk: bk, ex: ex, look: bk.Cursor(), vals: make([]byte, 0, n*aliasValueSize), retention: b.retention}, nil
+}
+
+// aliasValueSize is a guess at a stored alias value's size, for the arena.
+const aliasValueSize = 160
+
+// value returns a slice of the arena of its own, of n bytes, filled by fill.
+func (w *aliasWriter) value(n int, fill func([]byte) []byte) []byte {
+	if cap(w.vals)-len(w.vals) < n {
+		// A new arena: the values cut from the old one keep it alive.
+		w.vals = make([]byte, 0, max(n, 64*aliasValueSize))
+	}
+	start := len(w.vals)
+	w.vals = fill(w.vals)
+	return w.vals[start:len(w.vals):len(w.vals)]
+}
+
+// put stores one alias as PutAliases (or, with reserve, ReserveAliases)
+// does, and returns the alias held afterwards.
+func (w *aliasWriter) put(a Alias, reserve bool, nowMS int64) (Alias, error) {
+	w.key = append(append(append(w.key[:0], a.FeedID...), 0), a.FP...)
+	key := w.key
 	var since int64
 	if reserve {
 		since = nowMS
 	}
-	raw := bk.Get(key)
+	var raw []byte
+	if k, v := w.look.Seek(key); bytes.Equal(k, key) {
+		raw = v
+	}
 	var oldExp int64
 	if raw != nil {
 		old, exp, err := boltAlias(a.AliasFP, raw)
@@ -197,29 +235,38 @@ func (b *Bolt) putAlias(bk, ex *bolt.Bucket, a Alias, reserve bool, nowMS int64)
 	}
 	ttl := a.TTL
 	if ttl <= 0 {
-		ttl = b.retention
+		ttl = w.retention
 	}
 	exp := nowMS + ttl.Milliseconds()
-	val := aliasValue(a)
-	if since != 0 {
-		val += "|" + strconv.FormatInt(since, 10)
-	}
-	val += "|" + strconv.FormatInt(exp, 10)
 	a.Since, a.Found = fromMS(since), true
-	if string(raw) == val {
+	// The stored form of aliasValue, with "|since" when reserved, and
+	// "|expiry".
+	n := len(a.Target.FeedID) + len(a.Target.ExternalID) + len(a.Type) + len(a.Extra) + 3 + 2*21
+	val := w.value(n, func(b []byte) []byte {
+		b = append(append(append(b, a.Target.FeedID...), '/'), a.Target.ExternalID...)
+		b = append(append(append(append(b, '|'), a.Type...), '|'), a.Extra...)
+		if since != 0 {
+			b = strconv.AppendInt(append(b, '|'), since, 10)
+		}
+		return strconv.AppendInt(append(b, '|'), exp, 10)
+	})
+	if bytes.Equal(raw, val) {
 		// Stored as it is (a fetch puts the aliases it reserved a moment
 		// before, at the same time): a write would dirty the page anyway.
+		w.vals = w.vals[:len(w.vals)-len(val)]
 		return a, nil
 	}
 	if raw != nil {
-		if err := ex.Delete(aliasExpKey(oldExp, key)); err != nil {
+		w.eKey = appendAliasExpKey(w.eKey[:0], oldExp, key)
+		if err := w.ex.Delete(w.eKey); err != nil {
 			return Alias{}, err
 		}
 	}
-	if err := bk.Put(key, []byte(val)); err != nil {
+	if err := w.bk.Put(key, val); err != nil {
 		return Alias{}, err
 	}
-	if err := ex.Put(aliasExpKey(exp, key), nil); err != nil {
+	w.eKey = appendAliasExpKey(w.eKey[:0], exp, key)
+	if err := w.ex.Put(w.eKey, nil); err != nil {
 		return Alias{}, err
 	}
 	return a, nil
