@@ -60,9 +60,13 @@ func (b *Bolt) LookupAliases(ctx context.Context, fps []AliasFP, now time.Time) 
 		if bk == nil {
 			return nil
 		}
+		// One cursor and key buffer for all: a Get makes a cursor each.
+		c := bk.Cursor()
+		var key []byte
 		for i, f := range fps {
-			raw := bk.Get(boltAliasKey(f))
-			if raw == nil {
+			key = append(append(append(key[:0], f.FeedID...), 0), f.FP...)
+			k, raw := c.Seek(key)
+			if raw == nil || !bytes.Equal(k, key) {
 				continue
 			}
 			a, exp, err := boltAlias(f, raw)
