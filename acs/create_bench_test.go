@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/feedworker/feedworker/internal/cputime"
 )
 
 // BenchmarkCreateRef is one Story create as a worker sends it: an HTML body
@@ -38,7 +40,7 @@ func BenchmarkCreateRef(b *testing.B) {
 	run := func(b *testing.B, c *Client) {
 		ctx := context.Background()
 		b.ReportAllocs()
-		n, cpu0 := 0, cpuTime()
+		n, cpu0 := 0, cputime.Self()
 		for b.Loop() {
 			n++
 			ref, _, err := c.Stories.CreateRef(ctx, req)
@@ -48,7 +50,7 @@ func BenchmarkCreateRef(b *testing.B) {
 		}
 		// CPU time (GC included) is steadier than wall time on a shared
 		// machine.
-		b.ReportMetric(float64(cpuTime()-cpu0)/float64(n), "cpu-ns/op")
+		b.ReportMetric(float64(cputime.Self()-cpu0)/float64(n), "cpu-ns/op")
 	}
 	b.Run("loopback", func(b *testing.B) {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/feedworker/feedworker/dedupe"
 	"github.com/feedworker/feedworker/dedupe/dedupetest"
+	"github.com/feedworker/feedworker/internal/cputime"
 )
 
 // BenchmarkRedisCommitAliases is a first sight's commit of 20 new items
@@ -39,7 +40,7 @@ func BenchmarkRedisCommitAliases(b *testing.B) {
 	for _, mode := range []string{"apart", "with-commit"} {
 		b.Run(mode, func(b *testing.B) {
 			ctx, now := b.Context(), time.Now()
-			n, cpu0 := 0, cpuTime()
+			n, cpu0 := 0, cputime.Self()
 			for b.Loop() {
 				n++
 				feed, ch, as := batch(n)
@@ -56,7 +57,7 @@ func BenchmarkRedisCommitAliases(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(cpuTime()-cpu0)/float64(n), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Self()-cpu0)/float64(n), "cpu-ns/op")
 		})
 	}
 }

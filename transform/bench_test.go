@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedworker/feedworker/internal/cputime"
 	"github.com/mmcdole/gofeed"
 )
 
@@ -45,7 +46,7 @@ func BenchmarkCorpus(b *testing.B) {
 	run := func(b *testing.B, docs [][]byte, mapToo bool) {
 		items := 0
 		b.ReportAllocs()
-		cpu0 := cpuTime()
+		cpu0 := cputime.Self()
 		for b.Loop() {
 			for _, d := range docs {
 				feed, err := gofeed.NewParser().Parse(bytes.NewReader(d))
@@ -58,7 +59,7 @@ func BenchmarkCorpus(b *testing.B) {
 				}
 			}
 		}
-		cpu := cpuTime() - cpu0
+		cpu := cputime.Self() - cpu0
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(max(items, 1)), "ns/item")
 		b.ReportMetric(float64(cpu.Nanoseconds())/float64(max(items, 1)), "cpu-ns/item")
 	}
