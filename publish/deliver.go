@@ -131,9 +131,11 @@ func (p *Publisher) loop(ctx context.Context, drain bool, more <-chan struct{}) 
 	}
 	// stop is the shutdown: nothing more is queued; items not sent yet are
 	// given back (deliver sees ctx done), those in flight get the grace.
+	// Outcomes handed over count as sends in flight: their retries
+	// through a store outage run on hard, which the grace ends.
 	stop := func() {
 		close(work)
-		p.wait(&wg, hardCancel)
+		p.wait(func() { wg.Wait(); h.wait() }, hardCancel, h)
 	}
 	var storeDown time.Duration
 	var timer *time.Timer
@@ -323,16 +325,24 @@ func stillOpen(ch <-chan struct{}) <-chan struct{} {
 }
 
 // wait is the shutdown's phase two: nothing new is claimed; sends in
-// flight get the grace period, then their contexts are cancelled.
-func (p *Publisher) wait(wg *sync.WaitGroup, hardCancel context.CancelFunc) {
+// flight, and outcomes handed over (h) not recorded yet, get the grace
+// period, then their contexts are cancelled. inFlight returns once all
+// are done.
+func (p *Publisher) wait(inFlight func(), hardCancel context.CancelFunc, h *handover) {
 	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	go func() { inFlight(); close(done) }()
 	grace := time.NewTimer(p.o.ShutdownGrace)
 	defer grace.Stop()
 	select {
 	case <-done:
 	case <-grace.C:
 		p.log.Warn("shutdown grace period over; cancelling sends in flight", "grace", p.o.ShutdownGrace)
+		if n := h.inFlight(); n > 0 {
+			// Sent, not recorded (the store failing): each is left as
+			// a crash after its send, its claim to lapse and its
+			// pending mark to make the next holder look it up first.
+			p.log.Warn("shutdown grace period over with outcomes not recorded yet; recording them is given up on once the current attempt ends, and their items are looked up before they are sent again", "outcomes", n)
+		}
 		hardCancel()
 		<-done
 	}

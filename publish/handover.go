@@ -34,8 +34,9 @@ import (
 type handover struct {
 	in chan *storeReq
 	// pending counts outcomes handed over and not recorded (or given up
-	// on) yet.
-	pending atomic.Int64
+	// on) yet; outstanding is the same count, for a stop to wait on.
+	pending     atomic.Int64
+	outstanding sync.WaitGroup
 	// finished is the delivery loop's: told each time an outcome is
 	// recorded, for a drain waiting for the items in flight.
 	finished chan<- struct{}
@@ -48,8 +49,9 @@ type handover struct {
 // past it, the hand-over waits (the channel fills, and then senders wait).
 const maxLaterBatches = 4
 
-// startHandover starts recording outcomes handed over on lb; stop waits
-// until every one is recorded (or given up on).
+// startHandover starts recording outcomes handed over on lb. The
+// delivery loop's stop waits for them under the shutdown grace (wait);
+// the stop returned here comes after that, and ends the flusher.
 func (p *Publisher) startHandover(lb dedupe.LaterClaimBatcher, buffer int, finished chan<- struct{}) (h *handover, stop func()) {
 	h = &handover{in: make(chan *storeReq, buffer), finished: finished}
 	flushed := make(chan struct{})
@@ -58,6 +60,14 @@ func (p *Publisher) startHandover(lb dedupe.LaterClaimBatcher, buffer int, finis
 		close(h.in)
 		<-flushed
 		h.retries.Wait()
+	}
+}
+
+// wait returns once every outcome handed over is recorded or given up
+// on. Only after the senders stopped: nothing is handed over meanwhile.
+func (h *handover) wait() {
+	if h != nil {
+		h.outstanding.Wait()
 	}
 }
 
@@ -75,6 +85,7 @@ func (h *handover) inFlight() int {
 // done counts one outcome out and wakes a drain waiting for it.
 func (h *handover) done() {
 	h.pending.Add(-1)
+	h.outstanding.Done()
 	select {
 	case h.finished <- struct{}{}:
 	default:
@@ -124,6 +135,7 @@ func (p *Publisher) settleOrHandOver(hard context.Context, log *slog.Logger, j j
 // retried as settle retries it, with the sender's ops.
 func (p *Publisher) handOver(hard context.Context, log *slog.Logger, j job, s dedupe.Settlement, ops chan<- *storeReq, h *handover, after func()) {
 	h.pending.Add(1)
+	h.outstanding.Add(1)
 	finish := func() {
 		if after != nil {
 			after()

@@ -2,10 +2,14 @@ package publish_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -152,5 +156,103 @@ func TestShutdownRecordsOutcomesHandedOver(t *testing.T) {
 	}
 	p2 := e.publisher(nil)
 	e.runUntilEmpty(p2, 20*time.Second)
+	e.exactlyOnce(items)
+}
+
+// failingSettles is the embedded store whose outcome writes fail with a
+// full disk while fail is set; claims still work.
+type failingSettles struct {
+	*dedupe.Bolt
+	fail atomic.Bool
+}
+
+func (f *failingSettles) full(ops []dedupe.ClaimOp) []dedupe.ClaimResult {
+	out := make([]dedupe.ClaimResult, len(ops))
+	for i := range out {
+		out[i].Err = fmt.Errorf("bolt settle: %w", syscall.ENOSPC)
+	}
+	return out
+}
+
+func (f *failingSettles) ClaimOpsLater(ctx context.Context, ops []dedupe.ClaimOp, now time.Time) []dedupe.ClaimResult {
+	if f.fail.Load() {
+		return f.full(ops)
+	}
+	return f.Bolt.ClaimOpsLater(ctx, ops, now)
+}
+
+func (f *failingSettles) ClaimOps(ctx context.Context, ops []dedupe.ClaimOp, now time.Time) []dedupe.ClaimResult {
+	if f.fail.Load() && slices.ContainsFunc(ops, func(op dedupe.ClaimOp) bool { return op.Settle != nil }) {
+		return f.full(ops)
+	}
+	return f.Bolt.ClaimOps(ctx, ops, now)
+}
+
+// diskFullHealth goes down at the first full disk and stays down.
+type diskFullHealth struct {
+	down atomic.Bool
+}
+
+func (h *diskFullHealth) Observe(err error) {
+	if errors.Is(err, syscall.ENOSPC) {
+		h.down.Store(true)
+	}
+}
+
+func (h *diskFullHealth) Up() bool { return !h.down.Load() }
+
+func (h *diskFullHealth) Wait(ctx context.Context) error {
+	if h.Up() {
+		return nil
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TestStopEndsWhileStoreCannotWrite: a stop while the embedded store
+// cannot record outcomes (a full disk, the health down) ends once the
+// grace is over and the recording under way gives up, as when senders
+// waited for their outcomes; it does not wait for the disk. The outcomes
+// are left as a crash after the send: a restart once the disk has room
+// looks the items up and posts nothing twice.
+func TestStopEndsWhileStoreCannotWrite(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, onBolt, sandbox.Faults{})
+	fs := &failingSettles{Bolt: e.store.(*dedupe.Bolt)}
+	fs.fail.Store(true)
+	e.store = fs
+	e.log.started = make(chan string, 64)
+	health := &diskFullHealth{}
+	p := e.publisher(func(o *publish.Options) {
+		o.Health = health
+		o.ShutdownGrace = 200 * time.Millisecond
+	})
+	items := stories("full", 4)
+	e.accept(p, "full", items, publish.FeedOptions{InitialItems: 100})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	for r := range e.log.started {
+		if strings.HasPrefix(r, "POST /v3/story") {
+			break
+		}
+	}
+	waitFor(t, 30*time.Second, "the health to go down", func() bool { return !health.Up() })
+	cancel()
+	// Not a timing assertion: without the grace the stop never ends
+	// while the disk is full. With it, it ends after the attempt under
+	// way (settleTimeout, 15s) and the grace.
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("Run still running two minutes after the stop while the store cannot write")
+	}
+	fs.fail.Store(false)
+	e.store = fs.Bolt
+	p2 := e.publisher(nil)
+	e.runUntilEmpty(p2, 30*time.Second)
 	e.exactlyOnce(items)
 }
