@@ -42,11 +42,11 @@ func (p *Publisher) deliver(soft, hard context.Context, j job, ops chan<- *store
 		return nil
 	case outcomeReleased:
 		log.Warn("not sent; the item is given back", "cause", r.err)
-		p.settleOrHandOver(hard, log, j, r.s, ops, h, nil)
+		p.settleOrHandOver(hard, log, j, r.s, ops, h)
 		return nil
 	case outcomeWaiting:
 		log.Debug("a repost waits for the item it is a repost of", "cause", r.err)
-		p.settleOrHandOver(hard, log, j, r.s, ops, h, nil)
+		p.settleOrHandOver(hard, log, j, r.s, ops, h)
 		return nil
 	}
 	if h != nil {
@@ -63,14 +63,17 @@ func (p *Publisher) deliver(soft, hard context.Context, j job, ops chan<- *store
 		// trip of its own if the claim is older still by the send.
 		check = nil
 	}
-	p.settle(hard, log, j, r.s, ops, check)
-	p.delivered(hard, log, j, r)
+	if p.settle(hard, log, j, r.s, ops, check) {
+		p.delivered(hard, log, j, r)
+	}
 	return next
 }
 
 // delivered reports a send's outcome once it is recorded: the request
 // counter, the observer and the log say what the store now holds, never
-// ahead of it; the item counts as finished for the backlog.
+// ahead of it; the item counts as finished for the backlog. An outcome
+// never recorded is not reported: the item stays in the outbox, pending,
+// and its next holder's look-up reports it (as recovered).
 func (p *Publisher) delivered(hard context.Context, log *slog.Logger, j job, r result) {
 	if r.outcome != outcomeAliased {
 		p.m.requests.WithLabelValues(cmp.Or(r.typ, "unknown"), r.outcome).Inc()
@@ -161,15 +164,16 @@ func (p *Publisher) waitToSend(soft, hard context.Context, log *slog.Logger, j j
 	return true
 }
 
-// settle records an outcome, retrying through store failures for a while.
-// With ops, it is recorded together with other deliveries' store
-// operations that come meanwhile (see flushOps), and the claim of next,
-// when not nil, is checked in the same round trip (next.renewal).
-func (p *Publisher) settle(hard context.Context, log *slog.Logger, j job, s dedupe.Settlement, ops chan<- *storeReq, next *job) {
+// settle records an outcome, retrying through store failures for a while,
+// and reports whether it was recorded. With ops, it is recorded together
+// with other deliveries' store operations that come meanwhile (see
+// flushOps), and the claim of next, when not nil, is checked in the same
+// round trip (next.renewal).
+func (p *Publisher) settle(hard context.Context, log *slog.Logger, j job, s dedupe.Settlement, ops chan<- *storeReq, next *job) (recorded bool) {
 	for {
 		err := p.record(hard, log, j, s, ops, next)
 		if err == nil {
-			return
+			return true
 		}
 		next = nil // checked once: a retry records the outcome alone
 		if h := p.o.Health; h != nil && hard.Err() == nil && !h.Up() {
@@ -181,7 +185,7 @@ func (p *Publisher) settle(hard context.Context, log *slog.Logger, j job, s dedu
 			}
 		}
 		log.Error("recording a delivery failed; the item will be looked up before it is sent again", "cause", err)
-		return
+		return false
 	}
 }
 

@@ -119,27 +119,27 @@ func (p *Publisher) flushLater(lb dedupe.LaterClaimBatcher, in <-chan *storeReq)
 
 // settleOrHandOver records an outcome that reports nothing (an item given
 // back): handed over when h is set, else waited for.
-func (p *Publisher) settleOrHandOver(hard context.Context, log *slog.Logger, j job, s dedupe.Settlement, ops chan<- *storeReq, h *handover, after func()) {
+func (p *Publisher) settleOrHandOver(hard context.Context, log *slog.Logger, j job, s dedupe.Settlement, ops chan<- *storeReq, h *handover) {
 	if h == nil {
 		p.settle(hard, log, j, s, ops, nil)
-		if after != nil {
-			after()
-		}
 		return
 	}
-	p.handOver(hard, log, j, s, ops, h, after)
+	p.handOver(hard, log, j, s, ops, h, nil)
 }
 
 // handOver hands outcome s of job j to be recorded, and returns; after,
-// when set, runs once it is recorded. An outcome whose recording fails is
-// retried as settle retries it, with the sender's ops.
+// when set, runs once it is recorded, and never if it is not. An outcome
+// whose recording fails is retried as settle retries it, with the
+// sender's ops.
 func (p *Publisher) handOver(hard context.Context, log *slog.Logger, j job, s dedupe.Settlement, ops chan<- *storeReq, h *handover, after func()) {
 	h.pending.Add(1)
 	h.outstanding.Add(1)
-	finish := func() {
-		if after != nil {
+	finish := func(recorded bool) {
+		if recorded && after != nil {
 			after()
 		}
+		// Counted out either way: one not recorded is in the outbox,
+		// pending, for a drain to count as the store says.
 		h.done()
 	}
 	start := time.Now()
@@ -147,14 +147,11 @@ func (p *Publisher) handOver(hard context.Context, log *slog.Logger, j job, s de
 	r.then = func(res []dedupe.ClaimResult) {
 		p.storeDone("settle", start, res[0].Err)
 		if res[0].Err != nil {
-			h.retries.Go(func() {
-				p.settle(hard, log, j, s, ops, nil)
-				finish()
-			})
+			h.retries.Go(func() { finish(p.settle(hard, log, j, s, ops, nil)) })
 			return
 		}
 		p.recorded(log, s, res[0].Held)
-		finish()
+		finish(true)
 	}
 	h.in <- r
 }

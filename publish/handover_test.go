@@ -256,3 +256,75 @@ func TestStopEndsWhileStoreCannotWrite(t *testing.T) {
 	e.runUntilEmpty(p2, 30*time.Second)
 	e.exactlyOnce(items)
 }
+
+// failingRedisSettles is the Redis store whose outcome writes fail while
+// fail is set; claims still work.
+type failingRedisSettles struct {
+	*dedupe.Redis
+	fail atomic.Bool
+}
+
+func (f *failingRedisSettles) ClaimOps(ctx context.Context, ops []dedupe.ClaimOp, now time.Time) []dedupe.ClaimResult {
+	if f.fail.Load() && slices.ContainsFunc(ops, func(op dedupe.ClaimOp) bool { return op.Settle != nil }) {
+		out := make([]dedupe.ClaimResult, len(ops))
+		for i := range out {
+			out[i].Err = errors.New("redis settle: connection refused")
+		}
+		return out
+	}
+	return f.Redis.ClaimOps(ctx, ops, now)
+}
+
+// TestDeliveryNotReportedUnlessRecorded: a delivery whose outcome is
+// never recorded (the store fails past settleTimeout) is not reported,
+// on either store: not by the observer, not by the "published" log. The
+// item stays in the outbox, pending, and the drain still ends.
+func TestDeliveryNotReportedUnlessRecorded(t *testing.T) {
+	for _, kind := range []storeKind{onBolt, onRedis} {
+		t.Run(kind.String(), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, kind, sandbox.Faults{})
+			var fail *atomic.Bool
+			switch s := e.store.(type) {
+			case *dedupe.Bolt:
+				fs := &failingSettles{Bolt: s}
+				e.store, fail = fs, &fs.fail
+			case *dedupe.Redis:
+				fs := &failingRedisSettles{Redis: s}
+				e.store, fail = fs, &fs.fail
+			}
+			c := &recordChecker{t: t, store: e.store}
+			p := e.publisher(func(o *publish.Options) {
+				o.Observer = c
+				o.Logger = slog.New(publishedLog{Handler: slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}), c: c})
+				// The claim outlasts the recording given up on, and the
+				// drain's horizon: the item is left, pending, to a later
+				// holder.
+				o.ClaimTTL = time.Minute
+			})
+			items := stories("unrec", 2)
+			e.accept(p, "unrec", items, publish.FeedOptions{InitialItems: 100})
+			fail.Store(true)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			if err := p.Drain(ctx); err != nil {
+				t.Fatalf("Drain: %v", err)
+			}
+			if n := len(e.sb.AllContent()); n != len(items) {
+				t.Fatalf("%d items on the service; want %d sent", n, len(items))
+			}
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if c.seen != 0 {
+				t.Errorf("%d reports of deliveries whose outcome was never recorded; want none", c.seen)
+			}
+			for _, s := range c.early {
+				t.Error(s)
+			}
+			st, err := p.Stats(context.Background())
+			if err != nil || st.Outbox != len(items) {
+				t.Errorf("outbox after the drain: %+v, %v; want the %d items still in it", st, err, len(items))
+			}
+		})
+	}
+}
