@@ -43,17 +43,20 @@ type groupCommitter struct {
 	in      chan *groupWrite // unbuffered: a send succeeds only when taken
 	quit    chan struct{}
 	stopped chan struct{}
+	// linger is how long a held write waits for company (laterLinger;
+	// tests set it so that nothing depends on the scheduler).
+	linger time.Duration
 	// onHold, set by tests only (before the loop starts), is called when
 	// a write is held for company.
 	onHold func()
 }
 
 func newGroupCommitter(db *bolt.DB) *groupCommitter {
-	return startGroupCommitter(db, nil)
+	return startGroupCommitter(db, laterLinger, nil)
 }
 
-func startGroupCommitter(db *bolt.DB, onHold func()) *groupCommitter {
-	g := &groupCommitter{db: db, in: make(chan *groupWrite), quit: make(chan struct{}), stopped: make(chan struct{}), onHold: onHold}
+func startGroupCommitter(db *bolt.DB, linger time.Duration, onHold func()) *groupCommitter {
+	g := &groupCommitter{db: db, in: make(chan *groupWrite), quit: make(chan struct{}), stopped: make(chan struct{}), linger: linger, onHold: onHold}
 	go g.loop()
 	return g
 }
@@ -114,7 +117,7 @@ func (g *groupCommitter) loop() {
 		}
 		if first != nil && first.later && len(held)+1 < maxGroup {
 			if len(held) == 0 {
-				linger.Reset(laterLinger)
+				linger.Reset(g.linger)
 			}
 			held = append(held, first)
 			if g.onHold != nil {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -81,7 +82,10 @@ func TestWriteLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	held := make(chan struct{}, 16)
-	g := startGroupCommitter(db, func() { held <- struct{}{} })
+	// Held writes wait for company for longer than the test runs, so
+	// that a held write is taken along by the next write however the
+	// goroutines are scheduled.
+	g := startGroupCommitter(db, time.Hour, func() { held <- struct{}{} })
 	put := func(key string, id *int) func(tx *bolt.Tx) error {
 		return func(tx *bolt.Tx) error {
 			*id = tx.ID()
@@ -114,12 +118,15 @@ func TestWriteLater(t *testing.T) {
 		t.Errorf("held write committed in transaction %d, the next write in %d; want one transaction", laterTx, nowTx)
 	}
 
-	// Alone: committed once its wait is over.
-	var aloneTx int
-	if err := g.writeLater(put("alone", &aloneTx)); err != nil {
+	// Alone: committed once its wait is over (on a committer of its
+	// own whose wait is short; nothing here depends on how short).
+	aloneHeld := make(chan struct{}, 1)
+	ga := startGroupCommitter(db, time.Millisecond, func() { aloneHeld <- struct{}{} })
+	if err := ga.writeLater(put("alone", new(int))); err != nil {
 		t.Fatal(err)
 	}
-	<-held // it was held
+	ga.close()
+	<-aloneHeld // it was held
 	if !onDisk("alone") {
 		t.Error("a write that waited alone is not on disk after it returned")
 	}
