@@ -2,6 +2,7 @@ package publish
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -153,5 +154,15 @@ func (p *Publisher) handOver(hard context.Context, log *slog.Logger, j job, s de
 		p.recorded(log, s, res[0].Held)
 		finish(true)
 	}
-	h.in <- r
+	select {
+	case h.in <- r:
+	case <-hard.Done():
+		// The store is so far behind that the hand-over is full, and the
+		// shutdown grace is over: as for an outcome whose recording
+		// failed, the claim lapses and the pending mark makes the next
+		// holder look the item up.
+		log.Error("recording a delivery failed; the item will be looked up before it is sent again",
+			"cause", fmt.Errorf("outcome not handed over to the store: %w", context.Cause(hard)))
+		finish(false)
+	}
 }
