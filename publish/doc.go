@@ -240,7 +240,10 @@
 // feedworker_publish_requests_total{type,outcome} (created, updated,
 // recovered, retry, dead_letter, removed, deleted),
 // feedworker_store_operation_duration_seconds{op} (op renew_claim is the
-// check before a send that needed its own round trip),
+// check before a send that needed its own round trip; op settle a
+// sender's wait for its outcome to be recorded, op settle_later an
+// outcome handed over until recorded, its wait for the store's next
+// write included),
 // feedworker_store_errors_total{op}, feedworker_outbox_depth,
 // feedworker_dead_letters, feedworker_backlog_waits_total, and for
 // reconcile mode

@@ -146,7 +146,9 @@ func (p *Publisher) handOver(hard context.Context, log *slog.Logger, j job, s de
 	start := time.Now()
 	r := &storeReq{ops: []dedupe.ClaimOp{{Key: j.Key, Owner: j.owner, Settle: &s}}}
 	r.then = func(res []dedupe.ClaimResult) {
-		p.storeDone("settle", start, res[0].Err)
+		// Not op "settle", a sender's wait for its write: this is the
+		// hand-over's, its queue and the store's linger included.
+		p.storeDone("settle_later", start, res[0].Err)
 		if res[0].Err != nil {
 			h.retries.Go(func() { finish(p.settle(hard, log, j, s, ops, nil)) })
 			return

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/feedworker/feedworker/dedupe"
 	"github.com/feedworker/feedworker/publish"
 	"github.com/feedworker/feedworker/sandbox"
@@ -326,5 +328,41 @@ func TestDeliveryNotReportedUnlessRecorded(t *testing.T) {
 				t.Errorf("outbox after the drain: %+v, %v; want the %d items still in it", st, err, len(items))
 			}
 		})
+	}
+}
+
+// TestHandOverTimedApart: on the embedded store an outcome handed over is
+// timed as op settle_later (its wait for the store's next write
+// included), not as op settle, which stays a sender's wait for its write.
+func TestHandOverTimedApart(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, onBolt, sandbox.Faults{})
+	reg := prometheus.NewPedanticRegistry()
+	p := e.publisher(func(o *publish.Options) { o.Registerer = reg })
+	items := stories("timed", 6)
+	e.accept(p, "timed", items, publish.FeedOptions{InitialItems: 100})
+	if err := p.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e.exactlyOnce(items)
+	observed := map[string]uint64{}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "feedworker_store_operation_duration_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == "op" {
+					observed[lp.GetValue()] = m.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+	}
+	if observed["settle_later"] != uint64(len(items)) || observed["settle"] != 0 {
+		t.Errorf("store operations timed: %v; want %d settle_later (the outcomes handed over), no settle", observed, len(items))
 	}
 }
