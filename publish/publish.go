@@ -466,6 +466,9 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 		return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
 	}
 	if aliasErr != nil {
+		// A store failure of its own, as when the aliases were a call
+		// of their own (saveAliases): counted, and heard by the health.
+		p.storeFailed("aliases", aliasErr)
 		p.log.Warn("storing repost aliases failed; the next poll with news stores them", "feed", feedID, "err", aliasErr)
 	}
 	p.saveICalNote(ctx, feedID, icalNote)
@@ -661,6 +664,12 @@ func (p *Publisher) storeOp(ctx context.Context, op string, fn func(context.Cont
 // its caller's giving up): its duration, a failure, and the store's health.
 func (p *Publisher) storeDone(op string, start time.Time, err error) {
 	p.m.storeDur.WithLabelValues(op).Observe(time.Since(start).Seconds())
+	p.storeFailed(op, err)
+}
+
+// storeFailed counts err, when not nil, as a failure of op, and tells the
+// store's health (nil: the store answered).
+func (p *Publisher) storeFailed(op string, err error) {
 	if err != nil {
 		p.m.storeErrs.WithLabelValues(op).Inc()
 	}
