@@ -113,8 +113,10 @@ func (p *Publisher) delivered(hard context.Context, log *slog.Logger, j job, r r
 	}
 	if r.s.Kind == dedupe.Retry && !r.s.Next.After(time.Now()) {
 		// Due again at once (a re-create). A delivery that left a newer
-		// version due is found by the dispatcher's next claim, which a
-		// freed worker slot triggers anyway.
+		// version due is found by the dispatcher's next claim: the one a
+		// freed worker slot triggers while the claimer waits for slots
+		// (the slot is freed once the outcome is recorded, or, handed
+		// over, the recording wakes the claimer), else the next poll.
 		p.wake()
 	}
 }

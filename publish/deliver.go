@@ -98,7 +98,7 @@ func (p *Publisher) loop(ctx context.Context, drain bool, more <-chan struct{}) 
 	var h *handover
 	if lb, ok := p.store.(dedupe.LaterClaimBatcher); ok && ops != nil {
 		var stopHandover func()
-		h, stopHandover = p.startHandover(lb, 4*w, finished)
+		h, stopHandover = p.startHandover(lb, 4*w, finished, !drain)
 		defer stopHandover()
 	}
 	// The senders live as long as the loop: a goroutine per item would

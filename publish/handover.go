@@ -44,6 +44,9 @@ type handover struct {
 	// retries are outcomes whose recording failed, retried as a waiting
 	// sender would (settle).
 	retries sync.WaitGroup
+	// wake: each outcome recorded wakes the claimer (see handOver); not
+	// in a drain, which claims again once those in flight are recorded.
+	wake bool
 }
 
 // maxLaterBatches bounds the batches of outcomes the store holds at once;
@@ -53,8 +56,8 @@ const maxLaterBatches = 4
 // startHandover starts recording outcomes handed over on lb. The
 // delivery loop's stop waits for them under the shutdown grace (wait);
 // the stop returned here comes after that, and ends the flusher.
-func (p *Publisher) startHandover(lb dedupe.LaterClaimBatcher, buffer int, finished chan<- struct{}) (h *handover, stop func()) {
-	h = &handover{in: make(chan *storeReq, buffer), finished: finished}
+func (p *Publisher) startHandover(lb dedupe.LaterClaimBatcher, buffer int, finished chan<- struct{}, wake bool) (h *handover, stop func()) {
+	h = &handover{in: make(chan *storeReq, buffer), finished: finished, wake: wake}
 	flushed := make(chan struct{})
 	go func() { defer close(flushed); p.flushLater(lb, h.in) }()
 	return h, func() {
@@ -154,6 +157,13 @@ func (p *Publisher) handOver(hard context.Context, log *slog.Logger, j job, s de
 			return
 		}
 		p.recorded(log, s, res[0].Held)
+		if h.wake {
+			// The sender freed its slot before this commit, so the claim
+			// that brought about may have run first: one that left the
+			// item due (edited meanwhile, given back) is found now, not
+			// at the next poll.
+			p.wake()
+		}
 		finish(true)
 	}
 	select {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -365,4 +366,76 @@ func TestHandOverTimedApart(t *testing.T) {
 	if observed["settle_later"] != uint64(len(items)) || observed["settle"] != 0 {
 		t.Errorf("store operations timed: %v; want %d settle_later (the outcomes handed over), no settle", observed, len(items))
 	}
+}
+
+// claimWatch is the embedded store counting claims that found nothing.
+type claimWatch struct {
+	*dedupe.Bolt
+	empty atomic.Int64
+}
+
+func (c *claimWatch) Claim(ctx context.Context, owner string, n int, ttl time.Duration, now time.Time) ([]dedupe.Claimed, time.Time, error) {
+	claimed, next, err := c.Bolt.Claim(ctx, owner, n, ttl, now)
+	if err == nil && len(claimed) == 0 {
+		c.empty.Add(1)
+	}
+	return claimed, next, err
+}
+
+// TestHandedOverOutcomeWakesClaimer: an item edited while its create is
+// in flight is left due, as an update, by the create's outcome; when
+// that outcome is handed over and recorded after the claimer went to
+// sleep (nothing else due, a poll interval of an hour), its recording
+// wakes the claimer, and the update goes out without waiting for the
+// next poll.
+func TestHandedOverOutcomeWakesClaimer(t *testing.T) {
+	t.Parallel()
+	posted, release := make(chan struct{}), make(chan struct{})
+	var first sync.Once
+	hold := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v3/story") {
+				first.Do(func() { close(posted); <-release })
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	e := newEnvWith(t, onBolt, sandbox.Faults{}, hold)
+	cw := &claimWatch{Bolt: e.store.(*dedupe.Bolt)}
+	e.store = cw
+	p := e.publisher(func(o *publish.Options) {
+		o.PollInterval = time.Hour
+		o.ClaimTTL = time.Hour
+		o.SendTimeout = time.Minute
+	})
+	items := stories("edited", 1)
+	e.accept(p, "edited", items, publish.FeedOptions{InitialItems: 10})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	var released sync.Once
+	releasePost := func() { released.Do(func() { close(release) }) }
+	defer func() {
+		releasePost()
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	<-posted
+	// Edited at the source while its create is in flight: the entry
+	// stays, due once the create is recorded. The claimer, woken by the
+	// Accept, finds nothing due (the item is claimed) and sleeps.
+	before := cw.empty.Load()
+	items[0].Title = "edited title"
+	items[0] = rehash(items[0])
+	if c := e.accept(p, "edited", items, publish.FeedOptions{InitialItems: 10}); c.Updated != 1 {
+		t.Fatalf("counts %+v; want 1 updated", c)
+	}
+	waitFor(t, 30*time.Second, "a claim finding nothing after the edit", func() bool { return cw.empty.Load() > before })
+	releasePost()
+	waitFor(t, 30*time.Second, "the update on the service", func() bool {
+		got := e.sb.ItemsByExternalID(items[0].ExternalID)
+		return len(got) == 1 && got[0].Title == "edited title"
+	})
 }
