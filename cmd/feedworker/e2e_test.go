@@ -62,6 +62,9 @@ type e2e struct {
 	// redisYAML, when set, replaces "url: <redisURL>" in the configs'
 	// redis section (indented lines: a cluster or Sentinel topology).
 	redisYAML string
+	// storePath, when set, puts the configs on the embedded store in this
+	// file instead of Redis.
+	storePath string
 }
 
 func redisURL() string {
@@ -134,8 +137,7 @@ func (e *e2e) config(name, adminAddr string) string {
   token_url: %s/oauth/token
   client_id: sandbox
   client_secret: sandbox-secret
-redis:
-%s  prefix: %q
+%s
 http:
   min_interval: 200ms
 publish:
@@ -152,7 +154,7 @@ defaults:
   interval: 300ms
   initial_items: 1000
 feeds:
-`, e.sbURL, e.sbURL, e.redisSection(), e.prefix, e.workers, adminAddr)
+`, e.sbURL, e.sbURL, e.storeSection(), e.workers, adminAddr)
 	for i := range e.farmFeeds() {
 		fmt.Fprintf(&b, "  - id: farm-%d\n    url: %s\n", i, feedfarm.URL(e.farmURL, i))
 	}
@@ -161,6 +163,15 @@ feeds:
 		e.t.Fatal(err)
 	}
 	return path
+}
+
+// storeSection is the configs' store: Redis under the test's prefix, or
+// the embedded store's file.
+func (e *e2e) storeSection() string {
+	if e.storePath != "" {
+		return fmt.Sprintf("store:\n  path: %q", e.storePath)
+	}
+	return fmt.Sprintf("redis:\n%s  prefix: %q", e.redisSection(), e.prefix)
 }
 
 func (e *e2e) redisSection() string {
@@ -247,11 +258,22 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 
 // TestKillRestart kills the worker with SIGKILL at random points while it
 // publishes, 20 times, then lets it finish: every item is on the API once.
+// On the embedded store the kills also land between a delivery and the
+// commit of its outcome handed over (publish/handover.go).
 func TestKillRestart(t *testing.T) {
+	for _, store := range []string{"redis", "embedded"} {
+		t.Run(store, func(t *testing.T) { testKillRestart(t, store) })
+	}
+}
+
+func testKillRestart(t *testing.T, store string) {
 	// Publishing all items takes several seconds (240 items, 40 ms each, two
 	// at a time), so most kills land while items are being sent.
 	e := newE2E(t, feedfarm.Options{Feeds: 4, Items: 60, Seed: 3}, sandbox.Faults{Latency: 40 * time.Millisecond})
 	e.workers = 2
+	if store == "embedded" {
+		e.storePath = filepath.Join(e.dir, "kill.db")
+	}
 	cfg := e.config("kill", "")
 	want := 4 * 60
 	rng := rand.New(rand.NewPCG(42, 42))
