@@ -166,6 +166,14 @@ func (p *Publisher) handOver(hard context.Context, log *slog.Logger, j job, s de
 		}
 		finish(true)
 	}
+	// Room in the hand-over wins over a grace that is over: the flusher
+	// records on its own context, as the API already acted on the outcome;
+	// a select with both ready would give up half of them at random.
+	select {
+	case h.in <- r:
+		return
+	default:
+	}
 	select {
 	case h.in <- r:
 	case <-hard.Done():

@@ -39,3 +39,24 @@ func TestHandOverEndsWithHard(t *testing.T) {
 	default:
 	}
 }
+
+// TestHandOverTakesRoomAfterGrace: once the grace is over, an outcome the
+// hand-over has room for is still handed over (and so recorded), never
+// given up on: a select with both cases ready would drop about half.
+func TestHandOverTakesRoomAfterGrace(t *testing.T) {
+	p := &Publisher{}
+	hard, cancel := context.WithCancel(context.Background())
+	cancel()
+	const n = 200
+	given := 0
+	for range n {
+		h := &handover{in: make(chan *storeReq, 1), finished: make(chan struct{}, 1)}
+		p.handOver(hard, slog.New(slog.DiscardHandler), job{}, dedupe.Settlement{Kind: dedupe.Retry}, nil, h, nil)
+		if len(h.in) == 0 {
+			given++
+		}
+	}
+	if given > 0 {
+		t.Errorf("%d of %d outcomes given up on although the hand-over had room", given, n)
+	}
+}
