@@ -201,7 +201,11 @@
 // When Run's context is cancelled it claims nothing more; items claimed
 // but not yet sent are given back; sends in flight run on a context that
 // is not cancelled with Run's, for up to ShutdownGrace, and record their
-// outcome. [Publisher.Drain] delivers what is due now and returns, for
+// outcome. Outcomes handed over (the embedded store) are waited for within
+// the same grace; a store write already under way when it ends still gets
+// its own bound (15 s a write, so a stuck disk can hold a stop for about
+// the grace and two of those): an outcome left unrecorded is the crash
+// after a send, looked up before it is sent again. [Publisher.Drain] delivers what is due now and returns, for
 // `feedworker once`.
 //
 // # Categories
