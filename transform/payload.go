@@ -119,6 +119,9 @@ func (p *Payload) computeHash() string {
 	}
 	// In pieces through one buffer: the hash takes no string, and
 	// io.WriteString would copy the whole body.
+	if cap(buf) == 0 { // appendHashJSON may give back nothing when it fails
+		buf = make([]byte, 1024)
+	}
 	buf = buf[:cap(buf)]
 	for body := p.Body; body != ""; {
 		n := copy(buf, body)
