@@ -346,23 +346,7 @@ func TestHandOverTimedApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.exactlyOnce(items)
-	observed := map[string]uint64{}
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "feedworker_store_operation_duration_seconds" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if lp.GetName() == "op" {
-					observed[lp.GetValue()] = m.GetHistogram().GetSampleCount()
-				}
-			}
-		}
-	}
+	observed := storeOpsTimed(t, reg)
 	if observed["settle_later"] != uint64(len(items)) || observed["settle"] != 0 {
 		t.Errorf("store operations timed: %v; want %d settle_later (the outcomes handed over), no settle", observed, len(items))
 	}

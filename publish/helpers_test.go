@@ -314,3 +314,27 @@ func dedupeServer(t testing.TB) *redisServer {
 	t.Cleanup(func() { st.Close() })
 	return &redisServer{Server: s, store: st}
 }
+
+// storeOpsTimed is how many store calls feedworker_store_operation_duration_seconds
+// timed, by op.
+func storeOpsTimed(t *testing.T, reg prometheus.Gatherer) map[string]uint64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	observed := map[string]uint64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "feedworker_store_operation_duration_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == "op" {
+					observed[lp.GetValue()] = m.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+	}
+	return observed
+}

@@ -102,23 +102,7 @@ feedworker_dead_letters 0
 		"feedworker_items_total", "feedworker_publish_requests_total", "feedworker_outbox_depth", "feedworker_dead_letters"); err != nil {
 		t.Error(err)
 	}
-	observed := map[string]uint64{}
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "feedworker_store_operation_duration_seconds" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "op" {
-					observed[l.GetValue()] = m.GetHistogram().GetSampleCount()
-				}
-			}
-		}
-	}
+	observed := storeOpsTimed(t, reg)
 	for _, op := range []string{"diff", "commit", "claim", "settle", "stats"} {
 		if observed[op] == 0 {
 			t.Errorf("no store duration observed for op %q (got %v)", op, observed)
