@@ -126,17 +126,7 @@ func TestShutdownRecordsOutcomesHandedOver(t *testing.T) {
 	p := e.publisher(nil)
 	items := stories("stop", 40)
 	e.accept(p, "stop", items, publish.FeedOptions{InitialItems: 100})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
-	posts := 0
-	for r := range e.log.started {
-		if strings.HasPrefix(r, "POST /v3/story") {
-			if posts++; posts == 10 {
-				break
-			}
-		}
-	}
+	cancel, done := e.runUntilPosts(p, 10)
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)
@@ -232,14 +222,7 @@ func TestStopEndsWhileStoreCannotWrite(t *testing.T) {
 	})
 	items := stories("full", 4)
 	e.accept(p, "full", items, publish.FeedOptions{InitialItems: 100})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
-	for r := range e.log.started {
-		if strings.HasPrefix(r, "POST /v3/story") {
-			break
-		}
-	}
+	cancel, done := e.runUntilPosts(p, 1)
 	waitFor(t, 30*time.Second, "the health to go down", func() bool { return !health.Up() })
 	cancel()
 	// Not a timing assertion: without the grace the stop never ends

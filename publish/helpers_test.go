@@ -338,3 +338,21 @@ func storeOpsTimed(t *testing.T, reg prometheus.Gatherer) map[string]uint64 {
 	}
 	return observed
 }
+
+// runUntilPosts starts p.Run and returns once n story POSTs have reached
+// the service (e.log.started must be made first); cancel stops Run and
+// done gives its error.
+func (e *env) runUntilPosts(p *publish.Publisher, n int) (cancel context.CancelFunc, done <-chan error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	d := make(chan error, 1)
+	go func() { d <- p.Run(ctx) }()
+	posts := 0
+	for r := range e.log.started {
+		if strings.HasPrefix(r, "POST /v3/story") {
+			if posts++; posts == n {
+				break
+			}
+		}
+	}
+	return cancel, d
+}

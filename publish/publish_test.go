@@ -507,14 +507,7 @@ func TestShutdown(t *testing.T) {
 			p := e.publisher(func(o *publish.Options) { o.ShutdownGrace = tc.grace; o.Workers = 1 })
 			items := stories("slow", 1)
 			e.accept(p, "slow", items, publish.FeedOptions{InitialItems: 100})
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- p.Run(ctx) }()
-			for r := range e.log.started {
-				if strings.HasPrefix(r, "POST /v3/story") {
-					break
-				}
-			}
+			cancel, done := e.runUntilPosts(p, 1)
 			start := time.Now()
 			cancel()
 			if err := <-done; err != nil {
