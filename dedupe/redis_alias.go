@@ -41,24 +41,21 @@ func (r *Redis) CommitAliases(ctx context.Context, feedID string, changes []Chan
 	if err := CheckAliases(aliases); err != nil {
 		return nil, err
 	}
-	// Sized first: an Alias is large, and growing two slices of them by
-	// doubling was most of what a first sight's commit allocated.
-	n := 0
-	for i := range aliases {
-		if aliases[i].FeedID == feedID {
-			n++
-		}
-	}
-	own, apart := make([]Alias, 0, n), make([]Alias, 0, len(aliases)-n)
-	for _, a := range aliases {
-		if a.FeedID == feedID {
-			own = append(own, a)
-		} else {
-			apart = append(apart, a)
-		}
-	}
-	if len(own) > maxCommitAliases {
+	// The feed's own aliases are picked out of aliases by the commit, not
+	// copied: an Alias is large, and copying a fetch's own aliases (grown
+	// by doubling, at first) was most of what its commit allocated.
+	n := ownAliases(aliases, feedID)
+	own, apart := aliases, []Alias(nil)
+	switch {
+	case n > maxCommitAliases:
 		own, apart = nil, aliases
+	case n < len(aliases):
+		apart = make([]Alias, 0, len(aliases)-n)
+		for _, a := range aliases {
+			if a.FeedID != feedID {
+				apart = append(apart, a)
+			}
+		}
 	}
 	out, err := r.commit(ctx, feedID, changes, v, own, now)
 	if err != nil {

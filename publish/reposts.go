@@ -168,11 +168,13 @@ func (p *Publisher) matchReposts(ctx context.Context, ai dedupe.AliasIndex, feed
 	// The maps and slices below are sized up front: grown by doubling,
 	// they were most of what matching allocated for a fetch.
 	plan := &repostPlan{prints: make([]itemPrints, len(kept)), matches: map[int]repostMatch{}}
-	nfp := 0
+	nurl, nband := 0, 0
 	for i, pl := range kept {
 		plan.prints[i] = printsOf(pl, o.Text && status[i] == dedupe.StatusNew) // SimHash only for what may be written or matched
-		nfp += len(plan.prints[i].urls) + len(plan.prints[i].bands)
+		nurl += len(plan.prints[i].urls)
+		nband += len(plan.prints[i].bands)
 	}
+	nfp := nurl + nband
 	count := make(map[string]int, nfp)
 	inFetch := make(map[string]bool, len(kept))
 	for i, pl := range kept {
@@ -196,7 +198,7 @@ func (p *Publisher) matchReposts(ctx context.Context, ai dedupe.AliasIndex, feed
 	}
 	// At most every URL fingerprint twice (the feed's own and across
 	// feeds), every band once, an identity each.
-	fps := make([]dedupe.AliasFP, 0, 2*nfp+len(kept))
+	fps := make([]dedupe.AliasFP, 0, 2*nurl+nband+len(kept))
 	asks := make([]ask, 0, cap(fps))
 	for i, s := range status {
 		ip := plan.prints[i]
