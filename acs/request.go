@@ -99,6 +99,17 @@ func (c *Client) newRequest(method, route string, query url.Values, body any, pa
 		// buffer's growth by doubling, per request, was most of the bytes
 		// a request allocated.
 		buf := c.bodyBuffer()
+		if ba, ok := body.(bodyAppender); ok {
+			// Written into the buffer's spare room; a buffer this outgrew
+			// is kept in its place.
+			b := appendEnvelope(buf.AvailableBuffer(), ba)
+			r.body = bytes.Clone(b)
+			if cap(b) > buf.Cap() {
+				buf = bytes.NewBuffer(b[:0])
+			}
+			c.putBodyBuffer(buf)
+			return r, nil
+		}
 		err := encode(buf, envelope{Template: envelopeTemplate{Version: APIVersion, Data: []any{body}}})
 		if err == nil {
 			r.body = bytes.Clone(buf.Bytes())

@@ -135,7 +135,10 @@ func checkAlias(a Alias) error {
 
 // aliasValue is the stored form: "feed/external id|type|extra", and for
 // an alias across feeds that was reserved "|since ms".
-func aliasValue(a Alias) string { return a.Target.String() + "|" + a.Type + "|" + a.Extra }
+func aliasValue(a Alias) string {
+	// One concatenation, one allocation (Target.String() would be another).
+	return a.Target.FeedID + "/" + a.Target.ExternalID + "|" + a.Type + "|" + a.Extra
+}
 
 func parseAliasValue(f AliasFP, s string) (Alias, error) {
 	parts := strings.SplitN(s, "|", 4)

@@ -172,8 +172,9 @@ func (r *Redis) Commit(ctx context.Context, feedID string, changes []Change, v *
 	return r.commit(ctx, feedID, changes, v, nil, now)
 }
 
-// commit is Commit whose last step also sets own, aliases of feedID (in
-// its slot), in the same script.
+// commit is Commit whose last step also sets the aliases of feedID (in
+// its slot) among own in the same script; own's other aliases are left
+// out.
 func (r *Redis) commit(ctx context.Context, feedID string, changes []Change, v *Validators, own []Alias, now time.Time) ([]Outcome, error) {
 	if err := checkChanges(feedID, changes); err != nil {
 		return nil, err
@@ -201,11 +202,13 @@ func (r *Redis) commit(ctx context.Context, feedID string, changes []Change, v *
 			args = append(args, c.ExternalID, c.Hash, c.Type, string(c.Action), c.Data)
 		}
 		args = append(args, fenceArg(v), boolArg(last))
-		if last && len(own) > 0 {
-			args = slices.Grow(args, 1+3*len(own))
-			args = append(args, len(own))
+		if n := ownAliases(own, feedID); last && n > 0 {
+			args = slices.Grow(args, 1+3*n)
+			args = append(args, n)
 			for _, a := range own {
-				args = append(args, a.FP, aliasValue(a), r.aliasTTL(a).Milliseconds())
+				if a.FeedID == feedID {
+					args = append(args, a.FP, aliasValue(a), r.aliasTTL(a).Milliseconds())
+				}
 			}
 		}
 		codes, err := r.s.commit.Run(ctx, r.c, keys, args...).Text()
@@ -226,6 +229,17 @@ func (r *Redis) commit(ctx context.Context, feedID string, changes []Change, v *
 		}
 	}
 	return out, nil
+}
+
+// ownAliases counts the aliases of feedID in as.
+func ownAliases(as []Alias, feedID string) int {
+	n := 0
+	for i := range as {
+		if as[i].FeedID == feedID {
+			n++
+		}
+	}
+	return n
 }
 
 // Validators implements [Store.Validators].

@@ -41,16 +41,21 @@ func (r *Redis) CommitAliases(ctx context.Context, feedID string, changes []Chan
 	if err := CheckAliases(aliases); err != nil {
 		return nil, err
 	}
-	var own, apart []Alias
-	for _, a := range aliases {
-		if a.FeedID == feedID {
-			own = append(own, a)
-		} else {
-			apart = append(apart, a)
-		}
-	}
-	if len(own) > maxCommitAliases {
+	// The feed's own aliases are picked out of aliases by the commit, not
+	// copied: an Alias is large, and copying a fetch's own aliases (grown
+	// by doubling, at first) was most of what its commit allocated.
+	n := ownAliases(aliases, feedID)
+	own, apart := aliases, []Alias(nil)
+	switch {
+	case n > maxCommitAliases:
 		own, apart = nil, aliases
+	case n < len(aliases):
+		apart = make([]Alias, 0, len(aliases)-n)
+		for _, a := range aliases {
+			if a.FeedID != feedID {
+				apart = append(apart, a)
+			}
+		}
 	}
 	out, err := r.commit(ctx, feedID, changes, v, own, now)
 	if err != nil {
@@ -202,10 +207,15 @@ func (r *Redis) ReserveAliases(ctx context.Context, aliases []Alias, now time.Ti
 	}
 	nowMS := strconv.FormatInt(ms(now), 10)
 	calls := make([]scriptCall, len(aliases))
+	// Every call's key and arguments in two arrays, not two each.
+	keys := make([]string, len(aliases))
+	args := make([]any, 4*len(aliases))
 	for i, a := range aliases {
 		ttl := r.aliasTTL(a)
-		calls[i] = scriptCall{keys: []string{r.aliasKey(a.AliasFP)}, args: []any{aliasValue(a),
-			strconv.FormatInt(ttl.Milliseconds(), 10), a.Target.String(), nowMS}}
+		keys[i] = r.aliasKey(a.AliasFP)
+		arg := args[4*i : 4*i+4 : 4*i+4]
+		arg[0], arg[1], arg[2], arg[3] = aliasValue(a), strconv.FormatInt(ttl.Milliseconds(), 10), a.Target.String(), nowMS
+		calls[i] = scriptCall{keys: keys[i : i+1 : i+1], args: arg}
 	}
 	cmds, err := r.runPipelined(ctx, r.s.reserve, calls)
 	if err != nil {

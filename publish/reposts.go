@@ -165,11 +165,19 @@ type repostPlan struct {
 // of the same fetch: a fingerprint two items of the fetch share (podcast
 // episodes linking to the show page) is used by none.
 func (p *Publisher) matchReposts(ctx context.Context, ai dedupe.AliasIndex, feedID string, kept []*transform.Payload, status []dedupe.Status, act []dedupe.Action, o RepostOptions, known bool, now time.Time) (*repostPlan, error) {
-	plan := &repostPlan{prints: make([]itemPrints, len(kept)), shared: map[string]bool{}, matches: map[int]repostMatch{}}
-	count := map[string]int{}
-	inFetch := make(map[string]bool, len(kept))
+	// The maps and slices below are sized up front: grown by doubling,
+	// they were most of what matching allocated for a fetch.
+	plan := &repostPlan{prints: make([]itemPrints, len(kept)), matches: map[int]repostMatch{}}
+	nurl, nband := 0, 0
 	for i, pl := range kept {
 		plan.prints[i] = printsOf(pl, o.Text && status[i] == dedupe.StatusNew) // SimHash only for what may be written or matched
+		nurl += len(plan.prints[i].urls)
+		nband += len(plan.prints[i].bands)
+	}
+	nfp := nurl + nband
+	count := make(map[string]int, nfp)
+	inFetch := make(map[string]bool, len(kept))
+	for i, pl := range kept {
 		for _, fp := range plan.prints[i].urls {
 			count[fp]++
 		}
@@ -178,6 +186,7 @@ func (p *Publisher) matchReposts(ctx context.Context, ai dedupe.AliasIndex, feed
 		}
 		inFetch[pl.ExternalID] = true
 	}
+	plan.shared = map[string]bool{}
 	for fp, n := range count {
 		if n > 1 {
 			plan.shared[fp] = true
@@ -187,8 +196,10 @@ func (p *Publisher) matchReposts(ctx context.Context, ai dedupe.AliasIndex, feed
 		item int
 		by   string
 	}
-	var fps []dedupe.AliasFP
-	var asks []ask
+	// At most every URL fingerprint twice (the feed's own and across
+	// feeds), every band once, an identity each.
+	fps := make([]dedupe.AliasFP, 0, 2*nurl+nband+len(kept))
+	asks := make([]ask, 0, cap(fps))
 	for i, s := range status {
 		ip := plan.prints[i]
 		switch s {

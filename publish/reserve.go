@@ -29,13 +29,25 @@ func (p *Publisher) reserveAcross(ctx context.Context, ai dedupe.AliasIndex, fee
 	if !o.URL || !o.AcrossFeeds || act == nil { // act nil: a preview, which writes nothing
 		return nil
 	}
-	var as []dedupe.Alias
-	var owner []int
-	for i, s := range status {
-		if s != dedupe.StatusNew || (act[i] != dedupe.ActionPublish && act[i] != dedupe.ActionBackfill) {
-			continue
+	// Sized first: an Alias is large, and growing the slice by doubling
+	// was most of what a reservation allocated.
+	want := func(i int) bool {
+		if status[i] != dedupe.StatusNew || (act[i] != dedupe.ActionPublish && act[i] != dedupe.ActionBackfill) {
+			return false
 		}
-		if _, ok := plan.matches[i]; ok {
+		_, matched := plan.matches[i]
+		return !matched
+	}
+	n := 0
+	for i := range status {
+		if want(i) {
+			n += len(plan.prints[i].urls)
+		}
+	}
+	as := make([]dedupe.Alias, 0, n)
+	owner := make([]int, 0, n)
+	for i := range status {
+		if !want(i) {
 			continue
 		}
 		self := dedupe.Key{FeedID: feedID, ExternalID: kept[i].ExternalID}
@@ -63,14 +75,16 @@ func (p *Publisher) reserveAcross(ctx context.Context, ai dedupe.AliasIndex, fee
 		other    dedupe.Alias // the earliest other holder of the same story
 		hasOther bool
 	}
-	v := map[int]*verdict{}
+	// By item, in one array; touched lists the items in the order first
+	// met, as a map's range would list them in some order.
+	verdicts := make([]verdict, len(kept))
+	var touched []int
 	plan.reserved = make(map[string]bool, len(as))
 	for n, h := range held {
 		i := owner[n]
-		vi := v[i]
-		if vi == nil {
-			vi = &verdict{}
-			v[i] = vi
+		vi := &verdicts[i]
+		if len(touched) == 0 || touched[len(touched)-1] != i {
+			touched = append(touched, i)
 		}
 		if h.Target == as[n].Target {
 			// Held by this item now, with the value and TTL aliasesOf
@@ -90,7 +104,8 @@ func (p *Publisher) reserveAcross(ctx context.Context, ai dedupe.AliasIndex, fee
 			vi.other, vi.hasOther = h, true
 		}
 	}
-	for i, vi := range v {
+	for _, i := range touched {
+		vi := &verdicts[i]
 		self := dedupe.Key{FeedID: feedID, ExternalID: kept[i].ExternalID}
 		if !vi.hasOther || vi.hasOwn && earlier(vi.own, self, vi.other.Since, vi.other.Target) {
 			continue
