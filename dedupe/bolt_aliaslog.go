@@ -116,10 +116,18 @@ func (o *aliasOverlay) logTx(tx *bolt.Tx) error {
 	n := len(o.unlogged)
 	var rec []byte
 	for _, k := range o.unlogged {
-		rec = appendLogEntry(rec, k, o.m[k].val)
+		// A key merged since it was set is in the bucket, and out of the
+		// overlay: there is nothing to log for it.
+		if a, ok := o.m[k]; ok {
+			rec = appendLogEntry(rec, k, a.val)
+		}
 	}
 	o.mu.Unlock()
 	if n == 0 {
+		return nil
+	}
+	if len(rec) == 0 {
+		tx.OnCommit(func() { o.trimLogged(n) })
 		return nil
 	}
 	lb, err := tx.CreateBucketIfNotExists(bAliasLog)
@@ -134,15 +142,18 @@ func (o *aliasOverlay) logTx(tx *bolt.Tx) error {
 	if err := lb.Put(u64(int64(seq)), rec); err != nil {
 		return err
 	}
-	// Commits are one at a time, and this runs once the commit is
-	// durable, before the next transaction begins: the first n keys are
-	// still the ones logged.
-	tx.OnCommit(func() {
-		o.mu.Lock()
-		o.unlogged = slices.Delete(o.unlogged, 0, n)
-		o.mu.Unlock()
-	})
+	// This runs once the commit is durable, inside the committer's
+	// Update, so before it begins another transaction: the first n keys
+	// are still the ones logged.
+	tx.OnCommit(func() { o.trimLogged(n) })
 	return nil
+}
+
+// trimLogged drops the first n keys of unlogged, logged by a commit.
+func (o *aliasOverlay) trimLogged(n int) {
+	o.mu.Lock()
+	o.unlogged = slices.Delete(o.unlogged, 0, n)
+	o.mu.Unlock()
 }
 
 // appendLogEntry appends key and val, each preceded by its length.
