@@ -53,8 +53,12 @@ var ErrStoreTimeout = errors.New("store call timed out")
 // "claims" and "leases" mirror the Redis keys. Every method is one
 // transaction.
 type Bolt struct {
-	db         *bolt.DB
-	group      *groupCommitter
+	db    *bolt.DB
+	group *groupCommitter
+	// aliases are the aliases across feeds not yet in their bucket
+	// (bolt_aliaslog.go).
+	aliases    *aliasOverlay
+	mergeAt    int
 	closeOnce  sync.Once
 	closeErr   error
 	retention  time.Duration
@@ -133,8 +137,9 @@ func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	reclaim := o.ReclaimDelay
+	b := &Bolt{db: db, aliases: newAliasOverlay(), mergeAt: aliasMergeAt, retention: o.Retention, sweepLimit: o.SweepLimit, callTimeout: o.CallTimeout}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bFeeds, bDue, bDueX, bDead, bData, bMeta, bRuns, bClaims, bLeases} {
+		for _, name := range [][]byte{bFeeds, bDue, bDueX, bDead, bData, bMeta, bRuns, bClaims, bLeases, bAliases, bAliasExp} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
@@ -160,21 +165,29 @@ func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
 		if err := tx.DeleteBucket(bClaims); err != nil {
 			return err
 		}
-		_, err := tx.CreateBucket(bClaims)
-		return err
+		if _, err := tx.CreateBucket(bClaims); err != nil {
+			return err
+		}
+		// Aliases a process that ended without merging them left in the
+		// log (bolt_aliaslog.go).
+		return b.replayAliasLog(tx)
 	})
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	return &Bolt{db: db, group: newGroupCommitter(db), retention: o.Retention, sweepLimit: o.SweepLimit, callTimeout: o.CallTimeout}, nil
+	b.group = newGroupCommitter(db, b.aliases.logTx)
+	return b, nil
 }
 
-// Close closes the database file, after the writes under way.
+// Close closes the database file, after the writes under way and a merge
+// of the aliases waiting in memory (logged already: if the merge fails,
+// the next open merges them).
 func (b *Bolt) Close() error {
 	b.closeOnce.Do(func() {
+		mergeErr := b.mergeAliases(context.Background())
 		b.group.close()
-		b.closeErr = b.db.Close()
+		b.closeErr = errors.Join(mergeErr, b.db.Close())
 	})
 	return b.closeErr
 }

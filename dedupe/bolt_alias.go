@@ -29,17 +29,26 @@ func boltAliasKey(f AliasFP) []byte { return []byte(f.FeedID + "\x00" + f.FP) }
 
 // boltAlias splits a stored "value|expiry ms".
 func boltAlias(f AliasFP, raw []byte) (Alias, int64, error) {
+	v, exp, err := splitAliasExp(raw)
+	if err != nil {
+		return Alias{}, 0, fmt.Errorf("alias %s: %w", f.FP, err)
+	}
+	a, err := parseAliasValue(f, v)
+	return a, exp, err
+}
+
+// splitAliasExp splits a stored "value|expiry ms".
+func splitAliasExp(raw []byte) (string, int64, error) {
 	s := string(raw)
 	i := strings.LastIndexByte(s, '|')
 	if i < 0 {
-		return Alias{}, 0, fmt.Errorf("alias %s: malformed value %q", f.FP, s)
+		return "", 0, fmt.Errorf("malformed value %q", s)
 	}
 	exp, err := strconv.ParseInt(s[i+1:], 10, 64)
 	if err != nil {
-		return Alias{}, 0, fmt.Errorf("alias %s: malformed expiry: %w", f.FP, err)
+		return "", 0, fmt.Errorf("malformed expiry: %w", err)
 	}
-	a, err := parseAliasValue(f, s[:i])
-	return a, exp, err
+	return s[:i], exp, nil
 }
 
 func appendAliasExpKey(b []byte, exp int64, key []byte) []byte {
@@ -55,7 +64,14 @@ func (b *Bolt) LookupAliases(ctx context.Context, fps []AliasFP, now time.Time) 
 		}
 		out[i].AliasFP = f
 	}
-	err := b.view(ctx, "look up aliases", func(tx *bolt.Tx) error {
+	// Aliases across feeds are looked up in the overlay first, then in the
+	// bucket, in a transaction begun after: one leaves the overlay only
+	// once the bucket has it.
+	inOverlay, err := b.aliases.lookup(fps, out, ms(now))
+	if err != nil {
+		return nil, err
+	}
+	err = b.view(ctx, "look up aliases", func(tx *bolt.Tx) error {
 		bk := tx.Bucket(bAliases)
 		if bk == nil {
 			return nil
@@ -64,6 +80,9 @@ func (b *Bolt) LookupAliases(ctx context.Context, fps []AliasFP, now time.Time) 
 		c := bk.Cursor()
 		var key []byte
 		for i, f := range fps {
+			if inOverlay[i] {
+				continue
+			}
 			key = append(append(append(key[:0], f.FeedID...), 0), f.FP...)
 			k, raw := c.Seek(key)
 			if raw == nil || !bytes.Equal(k, key) {
@@ -145,7 +164,11 @@ func (b *Bolt) putAliasesTx(tx *bolt.Tx, aliases []Alias, nowMS int64) error {
 	return purgeAliases(w.ex, w.bk, nowMS)
 }
 
-// ReserveAliases implements [AliasIndex] in one transaction.
+// ReserveAliases implements [AliasIndex]. The reservations go to the
+// overlay in memory (bolt_aliaslog.go), atomically with respect to every
+// other reservation and put, and are logged by the store's next commit,
+// before any write that could depend on them is durable; the caller's
+// own commit is one such write.
 func (b *Bolt) ReserveAliases(ctx context.Context, aliases []Alias, now time.Time) ([]Alias, error) {
 	if err := checkReserve(aliases); err != nil {
 		return nil, err
@@ -154,21 +177,57 @@ func (b *Bolt) ReserveAliases(ctx context.Context, aliases []Alias, now time.Tim
 	if len(aliases) == 0 {
 		return out, nil
 	}
-	err := b.update(ctx, "reserve aliases", func(tx *bolt.Tx) error {
-		w, err := b.aliasWriter(tx, len(aliases))
-		if err != nil {
-			return err
-		}
-		nowMS := ms(now)
-		for _, i := range aliasOrder(aliases) {
-			if out[i], err = w.put(aliases[i], true, nowMS); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := b.mergeAliasesIfFull(ctx); err != nil {
 		return nil, err
+	}
+	o := b.aliases
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	keys := make([][]byte, len(aliases))
+	raws := make([][]byte, len(aliases))
+	var fromBucket []int
+	for i, a := range aliases {
+		keys[i] = boltAliasKey(a.AliasFP)
+		if _, ok := o.get(keys[i]); !ok {
+			fromBucket = append(fromBucket, i)
+		}
+	}
+	if len(fromBucket) > 0 {
+		// The bucket is read only for keys the overlay does not hold: a
+		// merge takes keys out of the overlay only once they are in the
+		// bucket, under o.mu, so this transaction, begun after, sees them.
+		err := b.view(ctx, "reserve aliases", func(tx *bolt.Tx) error {
+			bk := tx.Bucket(bAliases)
+			if bk == nil {
+				return nil
+			}
+			c := bk.Cursor()
+			for _, i := range fromBucket {
+				if k, v := c.Seek(keys[i]); bytes.Equal(k, keys[i]) {
+					raws[i] = bytes.Clone(v)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	w := &aliasWriter{vals: make([]byte, 0, len(aliases)*aliasValueSize), retention: b.retention}
+	nowMS := ms(now)
+	for _, i := range aliasOrder(aliases) {
+		raw, ok := o.get(keys[i]) // set by an earlier alias of this call
+		if !ok {
+			raw = raws[i]
+		}
+		held, val, exp, err := w.next(aliases[i], raw, true, nowMS)
+		if err != nil {
+			return nil, err
+		}
+		if val != nil {
+			o.set(keys[i], val, exp)
+		}
+		out[i] = held
 	}
 	return out, nil
 }
@@ -181,6 +240,7 @@ func (b *Bolt) ReserveAliases(ctx context.Context, aliases []Alias, now time.Tim
 type aliasWriter struct {
 	bk, ex    *bolt.Bucket
 	look      *bolt.Cursor
+	over      *aliasOverlay
 	key, eKey []byte
 	vals      []byte
 	retention time.Duration
@@ -191,7 +251,7 @@ func (b *Bolt) aliasWriter(tx *bolt.Tx, n int) (*aliasWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &aliasWriter{bk: bk, ex: ex, look: bk.Cursor(), vals: make([]byte, 0, n*aliasValueSize), retention: b.retention}, nil
+	return &aliasWriter{bk: bk, ex: ex, look: bk.Cursor(), over: b.aliases, vals: make([]byte, 0, n*aliasValueSize), retention: b.retention}, nil
 }
 
 // aliasValueSize is a guess at a stored alias value's size, for the arena.
@@ -209,44 +269,76 @@ func (w *aliasWriter) value(n int, fill func([]byte) []byte) []byte {
 }
 
 // put stores one alias as PutAliases (or, with reserve, ReserveAliases)
-// does, and returns the alias held afterwards.
+// does, and returns the alias held afterwards. An alias across feeds goes
+// to the store's overlay (bolt_aliaslog.go), logged by this transaction;
+// a feed's own to the bucket.
 func (w *aliasWriter) put(a Alias, reserve bool, nowMS int64) (Alias, error) {
 	w.key = append(append(append(w.key[:0], a.FeedID...), 0), a.FP...)
 	key := w.key
+	if a.FeedID == "" && w.over != nil {
+		w.over.mu.Lock()
+		defer w.over.mu.Unlock()
+		raw, ok := w.over.get(key)
+		if !ok {
+			raw = w.stored(key)
+		}
+		held, val, exp, err := w.next(a, raw, reserve, nowMS)
+		if err == nil && val != nil {
+			w.over.set(key, val, exp)
+		}
+		return held, err
+	}
+	raw := w.stored(key)
+	held, val, exp, err := w.next(a, raw, reserve, nowMS)
+	if err != nil || val == nil {
+		return held, err
+	}
+	return held, w.write(key, raw, val, exp)
+}
+
+// stored is the bucket's value at key, nil if none.
+func (w *aliasWriter) stored(key []byte) []byte {
+	if w.look == nil {
+		return nil
+	}
+	if k, v := w.look.Seek(key); bytes.Equal(k, key) {
+		return v
+	}
+	return nil
+}
+
+// next works out what a put of a leaves over raw, the value held now (nil:
+// none): the alias held afterwards, and the value to store with its
+// expiry (val nil: raw stays as it is).
+func (w *aliasWriter) next(a Alias, raw []byte, reserve bool, nowMS int64) (held Alias, val []byte, exp int64, err error) {
 	var since int64
 	if reserve {
 		since = nowMS
 	}
-	var raw []byte
-	if k, v := w.look.Seek(key); bytes.Equal(k, key) {
-		raw = v
-	}
-	var oldExp int64
 	if raw != nil {
-		old, exp, err := boltAlias(a.AliasFP, raw)
+		old, oldExp, err := boltAlias(a.AliasFP, raw)
 		if err != nil {
-			return Alias{}, err
+			return Alias{}, nil, 0, err
 		}
-		if exp > nowMS {
+		if oldExp > nowMS {
 			if a.FeedID == "" && old.Target != a.Target {
-				return old, nil // across feeds, the first target keeps it
+				return old, nil, 0, nil // across feeds, the first target keeps it
 			}
 			if a.FeedID == "" && !old.Since.IsZero() {
 				since = ms(old.Since)
 			}
 		}
-		oldExp = exp
 	}
 	ttl := a.TTL
 	if ttl <= 0 {
 		ttl = w.retention
 	}
-	exp := nowMS + ttl.Milliseconds()
+	exp = nowMS + ttl.Milliseconds()
 	a.Since, a.Found = fromMS(since), true
 	// The stored form of aliasValue, with "|since" when reserved, and
 	// "|expiry".
 	n := len(a.Target.FeedID) + len(a.Target.ExternalID) + len(a.Type) + len(a.Extra) + 3 + 2*21
-	val := w.value(n, func(b []byte) []byte {
+	val = w.value(n, func(b []byte) []byte {
 		b = append(append(append(b, a.Target.FeedID...), '/'), a.Target.ExternalID...)
 		b = append(append(append(append(b, '|'), a.Type...), '|'), a.Extra...)
 		if since != 0 {
@@ -258,22 +350,29 @@ func (w *aliasWriter) put(a Alias, reserve bool, nowMS int64) (Alias, error) {
 		// Stored as it is (a fetch puts the aliases it reserved a moment
 		// before, at the same time): a write would dirty the page anyway.
 		w.vals = w.vals[:len(w.vals)-len(val)]
-		return a, nil
+		return a, nil, 0, nil
 	}
+	return a, val, exp, nil
+}
+
+// write puts val (expiring at exp) at key in the bucket over raw, the
+// value there before (nil: none), keeping the expiry index in step.
+func (w *aliasWriter) write(key, raw, val []byte, exp int64) error {
 	if raw != nil {
+		_, oldExp, err := splitAliasExp(raw)
+		if err != nil {
+			return fmt.Errorf("alias %q: %w", key, err)
+		}
 		w.eKey = appendAliasExpKey(w.eKey[:0], oldExp, key)
 		if err := w.ex.Delete(w.eKey); err != nil {
-			return Alias{}, err
+			return err
 		}
 	}
 	if err := w.bk.Put(key, val); err != nil {
-		return Alias{}, err
+		return err
 	}
 	w.eKey = appendAliasExpKey(w.eKey[:0], exp, key)
-	if err := w.ex.Put(w.eKey, nil); err != nil {
-		return Alias{}, err
-	}
-	return a, nil
+	return w.ex.Put(w.eKey, nil)
 }
 
 // purgeAliases deletes a bounded number of expired aliases.

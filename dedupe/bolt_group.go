@@ -49,14 +49,18 @@ type groupCommitter struct {
 	// onHold, set by tests only (before the loop starts), is called when
 	// a write is held for company.
 	onHold func()
+	// finish, if set, runs at the end of every transaction, after its
+	// writes (the store logs the aliases reserved in memory there, so
+	// that every commit makes durable what its writes may depend on).
+	finish func(tx *bolt.Tx) error
 }
 
-func newGroupCommitter(db *bolt.DB) *groupCommitter {
-	return startGroupCommitter(db, laterLinger, nil)
+func newGroupCommitter(db *bolt.DB, finish func(tx *bolt.Tx) error) *groupCommitter {
+	return startGroupCommitter(db, laterLinger, nil, finish)
 }
 
-func startGroupCommitter(db *bolt.DB, linger time.Duration, onHold func()) *groupCommitter {
-	g := &groupCommitter{db: db, in: make(chan *groupWrite), quit: make(chan struct{}), stopped: make(chan struct{}), linger: linger, onHold: onHold}
+func startGroupCommitter(db *bolt.DB, linger time.Duration, onHold func(), finish func(tx *bolt.Tx) error) *groupCommitter {
+	g := &groupCommitter{db: db, in: make(chan *groupWrite), quit: make(chan struct{}), stopped: make(chan struct{}), linger: linger, onHold: onHold, finish: finish}
 	go g.loop()
 	return g
 }
@@ -155,7 +159,7 @@ func (g *groupCommitter) commit(group []*groupWrite) {
 					return err
 				}
 			}
-			return nil
+			return g.finishTx(tx)
 		})
 		if err == nil {
 			for _, w := range group {
@@ -168,7 +172,19 @@ func (g *groupCommitter) commit(group []*groupWrite) {
 		// write fails alone and a passing fault costs a retry.
 	}
 	for _, w := range group {
-		w.err = g.db.Update(w.fn)
+		w.err = g.db.Update(func(tx *bolt.Tx) error {
+			if err := w.fn(tx); err != nil {
+				return err
+			}
+			return g.finishTx(tx)
+		})
 		close(w.done)
 	}
+}
+
+func (g *groupCommitter) finishTx(tx *bolt.Tx) error {
+	if g.finish == nil {
+		return nil
+	}
+	return g.finish(tx)
 }

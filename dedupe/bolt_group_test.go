@@ -85,7 +85,7 @@ func TestWriteLater(t *testing.T) {
 	// Held writes wait for company for longer than the test runs, so
 	// that a held write is taken along by the next write however the
 	// goroutines are scheduled.
-	g := startGroupCommitter(db, time.Hour, func() { held <- struct{}{} })
+	g := startGroupCommitter(db, time.Hour, func() { held <- struct{}{} }, nil)
 	put := func(key string, id *int) func(tx *bolt.Tx) error {
 		return func(tx *bolt.Tx) error {
 			*id = tx.ID()
@@ -121,7 +121,7 @@ func TestWriteLater(t *testing.T) {
 	// Alone: committed once its wait is over (on a committer of its
 	// own whose wait is short; nothing here depends on how short).
 	aloneHeld := make(chan struct{}, 1)
-	ga := startGroupCommitter(db, time.Millisecond, func() { aloneHeld <- struct{}{} })
+	ga := startGroupCommitter(db, time.Millisecond, func() { aloneHeld <- struct{}{} }, nil)
 	if err := ga.writeLater(put("alone", new(int))); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,299 @@
+package dedupe
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Aliases across feeds in memory, logged. A fetch reserves the aliases
+// across feeds of its new items before its commit, and their keys are
+// fingerprints: each lands in its own random leaf of the aliases bucket,
+// and written there one fetch at a time they were most of the pages the
+// store wrote (docs/PERFORMANCE.md). So they are kept in an overlay in
+// memory, which every look-up, reservation and put across feeds consults
+// first, and each commit appends those changed since the last one to the
+// "aliaslog" bucket: a single append, in the transaction of whichever
+// write commits next (groupCommitter.finish). A write that depends on a
+// reservation (the reserving fetch's commit, another feed's item made a
+// merge job by it) commits after it was made, so never without it; and
+// nothing is reported reserved to a caller that a crash could take back
+// and that anything durable depends on. Once aliasMergeAt aliases wait,
+// they are merged into the bucket in key order in one transaction, which
+// also empties the log; so is what waits at Close, and at open whatever
+// a crash left in the log.
+//
+// The store is one process (bbolt locks the file), so the overlay in its
+// memory is the whole truth for reservations, as Redis is for its store.
+
+var bAliasLog = []byte("aliaslog")
+
+// aliasMergeAt is how many aliases wait in the overlay before they are
+// merged into the bucket (Bolt.mergeAt; tests set it lower). A merge
+// writes each leaf its aliases land in once, however many land there, so
+// the more at once, the fewer pages an alias; 16,384 of about 150 bytes
+// (and the map's own) are a few megabytes.
+const aliasMergeAt = 16384
+
+type overlayAlias struct {
+	val []byte // the stored form: "value|expiry ms"
+	exp int64
+	gen uint64 // changed at each set, so a merge knows what changed since
+}
+
+// aliasOverlay holds the aliases across feeds not yet merged into the
+// bucket.
+type aliasOverlay struct {
+	mu sync.Mutex
+	m  map[string]overlayAlias
+	// unlogged are the keys set since the last commit's log record, in
+	// order (a key set twice is there twice, and logged as it is then).
+	unlogged []string
+	gen      uint64
+	merging  bool
+}
+
+func newAliasOverlay() *aliasOverlay { return &aliasOverlay{m: map[string]overlayAlias{}} }
+
+// get returns the value held at key; o.mu is held.
+func (o *aliasOverlay) get(key []byte) ([]byte, bool) {
+	a, ok := o.m[string(key)]
+	return a.val, ok
+}
+
+// set holds val at key until it is merged; o.mu is held. val is kept, not
+// copied.
+func (o *aliasOverlay) set(key, val []byte, exp int64) {
+	o.gen++
+	k := string(key)
+	o.m[k] = overlayAlias{val: val, exp: exp, gen: o.gen}
+	o.unlogged = append(o.unlogged, k)
+}
+
+// lookup fills out[i] for each fingerprint across feeds the overlay holds
+// (live or expired), and reports which.
+func (o *aliasOverlay) lookup(fps []AliasFP, out []Alias, nowMS int64) ([]bool, error) {
+	in := make([]bool, len(fps))
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.m) == 0 {
+		return in, nil
+	}
+	var key []byte
+	for i, f := range fps {
+		if f.FeedID != "" {
+			continue
+		}
+		key = append(append(key[:0], 0), f.FP...)
+		a, ok := o.m[string(key)]
+		if !ok {
+			continue
+		}
+		in[i] = true
+		if a.exp <= nowMS {
+			continue
+		}
+		al, _, err := boltAlias(f, a.val)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = al
+	}
+	return in, nil
+}
+
+// logTx appends the aliases set since the last commit to the log in tx,
+// at the end of every write transaction. What it wrote leaves unlogged
+// only once tx commits.
+func (o *aliasOverlay) logTx(tx *bolt.Tx) error {
+	o.mu.Lock()
+	n := len(o.unlogged)
+	var rec []byte
+	for _, k := range o.unlogged {
+		// A key merged since it was set is in the bucket, and out of the
+		// overlay: there is nothing to log for it.
+		if a, ok := o.m[k]; ok {
+			rec = appendLogEntry(rec, k, a.val)
+		}
+	}
+	o.mu.Unlock()
+	if n == 0 {
+		return nil
+	}
+	if len(rec) == 0 {
+		tx.OnCommit(func() { o.trimLogged(n) })
+		return nil
+	}
+	lb, err := tx.CreateBucketIfNotExists(bAliasLog)
+	if err != nil {
+		return err
+	}
+	dense(lb)
+	seq, err := lb.NextSequence()
+	if err != nil {
+		return err
+	}
+	if err := lb.Put(u64(int64(seq)), rec); err != nil {
+		return err
+	}
+	// This runs once the commit is durable, inside the committer's
+	// Update, so before it begins another transaction: the first n keys
+	// are still the ones logged.
+	tx.OnCommit(func() { o.trimLogged(n) })
+	return nil
+}
+
+// trimLogged drops the first n keys of unlogged, logged by a commit.
+func (o *aliasOverlay) trimLogged(n int) {
+	o.mu.Lock()
+	o.unlogged = slices.Delete(o.unlogged, 0, n)
+	o.mu.Unlock()
+}
+
+// appendLogEntry appends key and val, each preceded by its length.
+func appendLogEntry(b []byte, key string, val []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(key)))
+	b = append(b, key...)
+	b = binary.AppendUvarint(b, uint64(len(val)))
+	return append(b, val...)
+}
+
+// readLogEntries calls fn for each key and value of a log record, in
+// order.
+func readLogEntries(rec []byte, fn func(key, val []byte) error) error {
+	for len(rec) > 0 {
+		var kv [2][]byte
+		for j := range kv {
+			n, w := binary.Uvarint(rec)
+			if w <= 0 || uint64(len(rec)-w) < n {
+				return errors.New("malformed alias log record")
+			}
+			kv[j], rec = rec[w:w+int(n)], rec[w+int(n):]
+		}
+		if err := fn(kv[0], kv[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mergeAliasesIfFull merges the overlay into the bucket once
+// aliasMergeAt aliases wait, unless a merge is under way.
+func (b *Bolt) mergeAliasesIfFull(ctx context.Context) error {
+	o := b.aliases
+	o.mu.Lock()
+	full := len(o.m) >= b.mergeAt && !o.merging
+	o.mu.Unlock()
+	if !full {
+		return nil
+	}
+	return b.mergeAliases(ctx)
+}
+
+// mergeAliases writes every alias of the overlay into the bucket, in one
+// transaction that also empties the log of what it merged.
+func (b *Bolt) mergeAliases(ctx context.Context) error {
+	o := b.aliases
+	o.mu.Lock()
+	if o.merging || len(o.m) == 0 {
+		o.mu.Unlock()
+		return nil
+	}
+	o.merging = true
+	o.mu.Unlock()
+	defer func() {
+		o.mu.Lock()
+		o.merging = false
+		o.mu.Unlock()
+	}()
+	return b.update(ctx, "merge aliases", func(tx *bolt.Tx) error {
+		o.mu.Lock()
+		taken := make(map[string]overlayAlias, len(o.m))
+		for k, a := range o.m {
+			taken[k] = a
+		}
+		o.mu.Unlock()
+		// Every log record there now holds only aliases taken here (or
+		// older values of them): each was set, so in the overlay, before
+		// it was logged, and leaves the overlay only by a merge.
+		var upTo uint64
+		if lb := tx.Bucket(bAliasLog); lb != nil {
+			upTo = lb.Sequence()
+		}
+		if err := b.mergeTx(tx, taken, upTo); err != nil {
+			return err
+		}
+		tx.OnCommit(func() {
+			o.mu.Lock()
+			defer o.mu.Unlock()
+			for k, a := range taken {
+				if o.m[k].gen == a.gen { // not set again since
+					delete(o.m, k)
+				}
+			}
+		})
+		return nil
+	})
+}
+
+// mergeTx puts aliases into the bucket, in key order, and deletes the log
+// records up to upTo.
+func (b *Bolt) mergeTx(tx *bolt.Tx, aliases map[string]overlayAlias, upTo uint64) error {
+	w, err := b.aliasWriter(tx, 0)
+	if err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(aliases))
+	for k := range aliases {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		key := []byte(k)
+		if err := w.write(key, w.stored(key), aliases[k].val, aliases[k].exp); err != nil {
+			return err
+		}
+	}
+	lb := tx.Bucket(bAliasLog)
+	if lb == nil {
+		return nil
+	}
+	c := lb.Cursor()
+	for k, _ := c.First(); k != nil && uint64(fromU64(k)) <= upTo; k, _ = c.First() {
+		if err := c.Delete(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// replayAliasLog merges into the bucket what a process that ended
+// without merging left in the log, in tx (at open).
+func (b *Bolt) replayAliasLog(tx *bolt.Tx) error {
+	lb := tx.Bucket(bAliasLog)
+	if lb == nil {
+		return nil
+	}
+	aliases := map[string]overlayAlias{}
+	err := lb.ForEach(func(_, rec []byte) error {
+		return readLogEntries(rec, func(key, val []byte) error {
+			_, exp, err := splitAliasExp(val)
+			if err != nil {
+				return fmt.Errorf("alias log %q: %w", key, err)
+			}
+			// Later records hold later values.
+			aliases[string(key)] = overlayAlias{val: bytes.Clone(val), exp: exp}
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	return b.mergeTx(tx, aliases, lb.Sequence())
+}

@@ -1,0 +1,164 @@
+package dedupe
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// crash closes the file as a killed process leaves it: the writes
+// committed are there, nothing else is (no merge of the overlay).
+func crash(t *testing.T, b *Bolt) {
+	t.Helper()
+	b.group.close()
+	if err := b.db.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// logRecords counts the alias log's records in the file at path.
+func logRecords(t *testing.T, path string) int {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	n := 0
+	err = db.View(func(tx *bolt.Tx) error {
+		if lb := tx.Bucket(bAliasLog); lb != nil {
+			n = lb.Stats().KeyN
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func acrossAlias(fp, feed, ext string) Alias {
+	return Alias{AliasFP: AliasFP{FP: fp}, Target: Key{feed, ext}, Type: "story", Extra: "a title"}
+}
+
+// TestBoltReservationDurableWithNextCommit: a reservation, kept in memory,
+// is durable with the next commit of any write, here another feed's
+// commit (a merge job made by it would be one); after a crash the next
+// open finds it, with its time, and it still wins against a later one.
+func TestBoltReservationDurableWithNextCommit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.db")
+	b, err := OpenBolt(path, BoltOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, now := t.Context(), time.UnixMilli(1_700_000_000_000)
+	held, err := b.ReserveAliases(ctx, []Alias{acrossAlias("u:1", "f1", "a"), acrossAlias("g:1", "f1", "a")}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range held {
+		if h.Target != (Key{"f1", "a"}) {
+			t.Fatalf("first reservation held by %v", h.Target)
+		}
+	}
+	if _, err := b.Commit(ctx, "f2", []Change{{ExternalID: "x", Hash: "h", Type: "story", Action: ActionPublish, Data: []byte(`{"a":1}`)}}, &Validators{ETag: "e"}, now); err != nil {
+		t.Fatal(err)
+	}
+	crash(t, b)
+	if n := logRecords(t, path); n == 0 {
+		t.Fatal("no alias log record after a commit that followed a reservation")
+	}
+
+	b, err = OpenBolt(path, BoltOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	got, err := b.LookupAliases(ctx, []AliasFP{{FP: "u:1"}, {FP: "g:1"}}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range got {
+		if !g.Found || g.Target != (Key{"f1", "a"}) || !g.Since.Equal(now) {
+			t.Errorf("after the crash, %s = %+v; want held by f1/a since %v", g.FP, g, now)
+		}
+	}
+	later, err := b.ReserveAliases(ctx, []Alias{acrossAlias("u:1", "f3", "b")}, now.Add(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if later[0].Target != (Key{"f1", "a"}) || !later[0].Since.Equal(now) {
+		t.Errorf("a later reservation by f3/b got %+v; want f1/a's, since %v", later[0], now)
+	}
+}
+
+// TestBoltAliasMerge: once mergeAt aliases wait, the next reservation
+// merges them into the bucket and empties the log; every alias is found
+// as before, and a later reservation of another target still loses to
+// the merged one. Close merges what waits, so the file holds no log.
+func TestBoltAliasMerge(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.db")
+	b, err := OpenBolt(path, BoltOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.mergeAt = 10
+	ctx, now := t.Context(), time.UnixMilli(1_700_000_000_000)
+	var fps []AliasFP
+	for i := range 12 {
+		a := acrossAlias(fmt.Sprintf("u:%02d", i), "f1", fmt.Sprintf("e%02d", i))
+		fps = append(fps, a.AliasFP)
+		if _, err := b.ReserveAliases(ctx, []Alias{a}, now); err != nil {
+			t.Fatal(err)
+		}
+		// A commit after each, as fetches commit: a log record each.
+		if err := b.update(ctx, "log", func(*bolt.Tx) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.aliases.mu.Lock()
+	waiting := len(b.aliases.m)
+	b.aliases.mu.Unlock()
+	if waiting >= 10 {
+		t.Errorf("%d aliases in memory after 12 reservations with a merge at 10", waiting)
+	}
+	got, err := b.LookupAliases(ctx, fps, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range got {
+		if want := (Key{"f1", fmt.Sprintf("e%02d", i)}); !g.Found || g.Target != want || !g.Since.Equal(now) {
+			t.Errorf("%s after the merge = %+v; want %v since %v", fps[i].FP, g, want, now)
+		}
+	}
+	lost, err := b.ReserveAliases(ctx, []Alias{acrossAlias("u:00", "f9", "z")}, now.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lost[0].Target != (Key{"f1", "e00"}) {
+		t.Errorf("a reservation of a merged alias by another target got %v; want f1/e00", lost[0].Target)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := logRecords(t, path); n != 0 {
+		t.Errorf("%d alias log records after Close; want none (merged)", n)
+	}
+	b, err = OpenBolt(path, BoltOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	got, err = b.LookupAliases(ctx, fps, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range got {
+		if !g.Found {
+			t.Errorf("%s not found after Close and open", fps[i].FP)
+		}
+	}
+}
