@@ -75,6 +75,16 @@ func parse(body []byte, contentType string, maxSize int64) (feed *gofeed.Feed, i
 	// transform/html.go), so Item.Image is left to the explicit sources
 	// (itunes:image, Media RSS, image enclosures).
 	p.RSSTranslator = &gofeed.DefaultRSSTranslator{DisableContentImageScan: true}
+	if !isJSON {
+		// The same feed, cheaper to parse (see cdataText); any error is
+		// the original document's to report.
+		if alt := cdataText(doc); alt != nil {
+			if f, aerr := p.Parse(bytes.NewReader(alt)); aerr == nil {
+				fixFeedText(f)
+				return f, info, nil
+			}
+		}
+	}
 	feed, err = p.Parse(bytes.NewReader(doc))
 	if err != nil && errors.Is(err, gofeed.ErrFeedTypeNotDetected) {
 		// Some servers wrap their Atom feed in an XHTML page; when the page
