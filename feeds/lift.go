@@ -9,6 +9,27 @@ import (
 	"github.com/mmcdole/gofeed/rss"
 )
 
+// liftMark starts and ends a marker: U+E000, a private-use character.
+const liftMark = "\uE000"
+
+// liftMin is the shortest text worth lifting.
+const liftMin = 64
+
+// lifted is a text taken out of a document.
+type lifted struct {
+	field liftField
+	item  int // the item's index in the channel
+	text  string
+}
+
+type liftField uint8
+
+const (
+	channelDescription liftField = iota + 1
+	itemDescription
+	itemContent
+)
+
 // The HTML of an RSS item is most of the document's bytes, and gofeed's
 // reading of it most of the parse: encoding/xml goes through it a byte at
 // a time, decoding every entity while it records the element's inner XML,
@@ -39,28 +60,7 @@ import (
 // is left alone, so no marker can come from the document itself.
 // TestLiftTextDocuments (the corpus) and FuzzLiftText hold the result
 // equal to gofeed's reading of the original document.
-
-// liftMark starts and ends a marker: U+E000, a private-use character.
-const liftMark = "\uE000"
-
-// liftMin is the shortest text worth lifting.
-const liftMin = 64
-
-// lifted is a text taken out of a document.
-type lifted struct {
-	field liftField
-	item  int // the item's index in the channel
-	text  string
-}
-
-type liftField uint8
-
-const (
-	channelDescription liftField = iota + 1
-	itemDescription
-	itemContent
-)
-
+//
 // liftText returns doc with the texts it lifts replaced by markers, and
 // the texts in the markers' order; nil when it lifts nothing.
 func liftText(doc []byte) ([]byte, []lifted) {
@@ -126,11 +126,11 @@ func liftText(doc []byte) ([]byte, []lifted) {
 			}
 			continue
 		}
-		field, close := liftable(tag, parent)
+		field, endTag := liftable(tag, parent)
 		if field == 0 {
 			continue
 		}
-		k := bytes.Index(doc[i:], close)
+		k := bytes.Index(doc[i:], endTag)
 		if k < 0 {
 			continue
 		}
