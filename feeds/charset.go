@@ -220,14 +220,21 @@ func hasMojibakeRun(s string) bool {
 }
 
 // maybeMojibake is a quick test: mis-decoded UTF-8 always holds a lead
-// character from Â to ô (bytes C2–F4 read as windows-1252).
+// character from Â to ô (bytes C2–F4 read as windows-1252). In UTF-8
+// those are 0xC3 followed by 0x82–0xB4, and 0xC3 always starts a
+// character (it is no continuation byte), so a byte search finds them
+// without decoding the text.
 func maybeMojibake(s string) bool {
-	for _, r := range s {
-		if r >= 0xC2 && r <= 0xF4 {
+	for {
+		i := strings.IndexByte(s, 0xC3)
+		if i < 0 || i+1 >= len(s) {
+			return false
+		}
+		if c := s[i+1]; c >= 0x82 && c <= 0xB4 {
 			return true
 		}
+		s = s[i+1:]
 	}
-	return false
 }
 
 // cp1252Byte is the windows-1252 byte r was decoded from: the upper half of

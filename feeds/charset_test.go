@@ -141,3 +141,23 @@ func TestPollerLogsCharsetGuess(t *testing.T) {
 		t.Errorf("no log line with the guess; logs:\n%s", logs)
 	}
 }
+
+// FuzzMaybeMojibake holds the byte search to the test it replaced: a
+// decoded character from U+00C2 to U+00F4.
+func FuzzMaybeMojibake(f *testing.F) {
+	for _, s := range []string{"", "plain", "Ã©", "Ã", "\xc3", "\xe3\xc3\x82", "Ã\x82", "é", "ô", "õ", "Â", "Á", "\xc3\xc3\xb4"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want := false
+		for _, r := range s {
+			if r >= 0xC2 && r <= 0xF4 {
+				want = true
+				break
+			}
+		}
+		if got := maybeMojibake(s); got != want {
+			t.Errorf("maybeMojibake(%q) = %v, want %v", s, got, want)
+		}
+	})
+}

@@ -66,15 +66,15 @@ func parse(body []byte, contentType string, maxSize int64) (feed *gofeed.Feed, i
 			return nil, info, &ParseError{Err: err}
 		}
 	}
-	p := gofeed.NewParser()
-	// The original RSS feed carries <ttl>, which the universal Feed drops.
-	p.KeepOriginalFeed = true
-	// gofeed would parse every RSS item's content and description as HTML
-	// only to find a first <img> for Item.Image; transform parses them
-	// anyway and makes the same pick from its own tree (firstImg in
-	// transform/html.go), so Item.Image is left to the explicit sources
-	// (itunes:image, Media RSS, image enclosures).
-	p.RSSTranslator = &gofeed.DefaultRSSTranslator{DisableContentImageScan: true}
+	p := newParser()
+	if !isJSON {
+		// The same feed, cheaper to parse (see liftText); any error is the
+		// original document's to report.
+		if f := parseLifted(doc); f != nil {
+			fixFeedText(f)
+			return f, info, nil
+		}
+	}
 	feed, err = p.Parse(bytes.NewReader(doc))
 	if err != nil && errors.Is(err, gofeed.ErrFeedTypeNotDetected) {
 		// Some servers wrap their Atom feed in an XHTML page; when the page
@@ -101,6 +101,20 @@ func parse(body []byte, contentType string, maxSize int64) (feed *gofeed.Feed, i
 	}
 	fixFeedText(feed)
 	return feed, info, nil
+}
+
+// newParser is gofeed's parser as parse uses it.
+func newParser() *gofeed.Parser {
+	p := gofeed.NewParser()
+	// The original RSS feed carries <ttl>, which the universal Feed drops.
+	p.KeepOriginalFeed = true
+	// gofeed would parse every RSS item's content and description as HTML
+	// only to find a first <img> for Item.Image; transform parses them
+	// anyway and makes the same pick from its own tree (firstImg in
+	// transform/html.go), so Item.Image is left to the explicit sources
+	// (itunes:image, Media RSS, image enclosures).
+	p.RSSTranslator = &gofeed.DefaultRSSTranslator{DisableContentImageScan: true}
+	return p
 }
 
 // embeddedAtom returns the one Atom <feed> element of an (X)HTML page, or
