@@ -77,6 +77,11 @@ func TestLiftText(t *testing.T) {
 		{"holding a description", `<content:encoded><![CDATA[<description>&lt;p&gt;P</description>]]></content:encoded>`, true},
 		{"inside a comment", `<!-- <description>&lt;p&gt;P</description> -->`, false},
 		{"inside an attribute", `<x:a b='<description>&lt;p&gt;P</description>'/>`, false},
+		// A later element decoding to a marker's exact text must not pass
+		// for the marker restore looks for.
+		{"marker by hex reference", `<description>P</description><description>&#xE000;0&#xE000;</description>`, false},
+		{"marker by decimal reference", `<description>P</description><description>&#057344;0&#57344;</description>`, false},
+		{"marker by lower-case hex", `<description>P</description><description>&#xe000;0&#xe000;</description>`, false},
 	} {
 		doc := []byte(head + strings.ReplaceAll(tc.item, "P", long) + tail)
 		if got := checkLiftText(t, tc.name, doc); got != tc.lifted {
