@@ -24,7 +24,7 @@ func TestRedisClientBuffers(t *testing.T) {
 		}
 		o := c.(*redis.Client).Options()
 		got := []int{o.ReadBufferSize, o.WriteBufferSize, o.PipelineReadBufferSize, o.PipelineWriteBufferSize}
-		want := []int{16 << 10, 16 << 10, tt.wantPipeRead, 32 << 10}
+		want := []int{redisBufferSize, redisBufferSize, tt.wantPipeRead, redisPipelineBufferSize}
 		for i := range got {
 			if got[i] != want[i] {
 				t.Errorf("%s: buffer sizes (read, write, pipeline read, pipeline write) %v, want %v", tt.url, got, want)
