@@ -130,7 +130,9 @@ func (s *Bolt) writeFeed(feeds *bolt.Bucket, b Batch) error {
 				}
 			}
 		}
-		r.merge(u, s.lim.Events)
+		if err := r.merge(u, s.lim.Events); err != nil {
+			return fmt.Errorf("item %s: %w", u.ID, err)
+		}
 	}
 	// Newest first, as the trim orders them (activity, then id).
 	slices.SortFunc(ids, func(a, b string) int {
@@ -175,7 +177,7 @@ type record struct {
 }
 
 // merge applies u, as merge does to an Item.
-func (r *record) merge(u Update, maxEvents int) {
+func (r *record) merge(u Update, maxEvents int) error {
 	if !u.Digest.IsZero() {
 		cur, _ := u.Digest.MarshalJSON() // never fails
 		switch {
@@ -184,12 +186,14 @@ func (r *record) merge(u Update, maxEvents int) {
 			r.dg = cur
 		case r.dg != nil && bytes.Equal(r.dg, cur):
 			// The same digest: nothing changed.
+			if u.Event.Kind == Changed {
+				u.Event.Fields = nil
+			}
 		default:
 			if r.dg != nil {
 				var old map[string]string
 				if err := json.Unmarshal(r.dg, &old); err != nil {
-					// Checked by the scan that kept it: cannot happen.
-					old = nil
+					return fmt.Errorf("decode digest: %w", err)
 				}
 				r.it.Digest, r.dg = old, nil
 			}
@@ -204,6 +208,7 @@ func (r *record) merge(u Update, maxEvents int) {
 		u.Digest = Digest{}
 	}
 	r.it = merge(r.it, u, maxEvents)
+	return nil
 }
 
 // trim deletes the first (oldest) keys of b beyond keep, calling also for
