@@ -111,28 +111,32 @@ func (s *Bolt) writeFeed(feeds *bolt.Bucket, b Batch) error {
 	// survive the trim below: a first sight of a 100,000-item feed would
 	// otherwise insert 100,000 records to delete all but the newest few
 	// hundred, and bbolt's in-memory nodes make that quadratic.
-	recs := make(map[string]*Item, len(b.Items))
+	recs := make(map[string]*record, len(b.Items))
 	var ids []string
 	for _, u := range b.Items {
-		cur, seen := recs[u.ID]
+		r, seen := recs[u.ID]
 		if !seen {
+			r = &record{}
+			recs[u.ID] = r
 			ids = append(ids, u.ID)
 			if data := items.Get([]byte(u.ID)); data != nil {
-				it, err := parseItemJSON(data)
+				it, dg, err := parseRecordJSON(data)
 				if err != nil {
 					return err
 				}
-				cur = &it
+				r.it, r.dg = &it, dg
 				if err := order.Delete(orderKey(it.activity(), it.ID)); err != nil {
 					return err
 				}
 			}
 		}
-		recs[u.ID] = merge(cur, u, s.lim.Events)
+		if err := r.merge(u, s.lim.Events); err != nil {
+			return fmt.Errorf("item %s: %w", u.ID, err)
+		}
 	}
 	// Newest first, as the trim orders them (activity, then id).
 	slices.SortFunc(ids, func(a, b string) int {
-		if c := cmp.Compare(recs[b].activity(), recs[a].activity()); c != 0 {
+		if c := cmp.Compare(recs[b].it.activity(), recs[a].it.activity()); c != 0 {
 			return c
 		}
 		return strings.Compare(b, a)
@@ -148,9 +152,10 @@ func (s *Bolt) writeFeed(feeds *bolt.Bucket, b Batch) error {
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		rec := recs[id]
+		r := recs[id]
+		rec := r.it
 		// bbolt keeps the value until the commit: each record its own.
-		if err := items.Put([]byte(id), appendItemJSON(make([]byte, 0, itemJSONSize(rec)), rec)); err != nil {
+		if err := items.Put([]byte(id), appendRecordJSON(make([]byte, 0, itemJSONSize(rec)+len(r.dg)), rec, r.dg)); err != nil {
 			return err
 		}
 		if err := order.Put(orderKey(rec.activity(), rec.ID), nil); err != nil {
@@ -158,6 +163,52 @@ func (s *Bolt) writeFeed(feeds *bolt.Bucket, b Batch) error {
 		}
 	}
 	return trim(order, s.lim.Items, func(k []byte) error { return items.Delete(k[8:]) })
+}
+
+// record is an item record as a write rewrites it. Its digest stays in the
+// JSON it is stored as (dg) unless an update brings one that differs: most
+// updates carry none (deliveries) or the same (an item seen unchanged), and
+// parsing eleven strings into a map and sorting them back out for every
+// record a flush touches was a third of the embedded history's work.
+type record struct {
+	it *Item // nil until the first update, for an item not stored
+	// dg is the digest's stored JSON; when set, it.Digest is nil.
+	dg []byte
+}
+
+// merge applies u, as merge does to an Item.
+func (r *record) merge(u Update, maxEvents int) error {
+	if !u.Digest.IsZero() {
+		cur, _ := u.Digest.MarshalJSON() // never fails
+		switch {
+		case r.it == nil || (r.dg == nil && r.it.Digest == nil):
+			// The first digest: nothing to compare it with.
+			r.dg = cur
+		case r.dg != nil && bytes.Equal(r.dg, cur):
+			// The same digest: nothing changed.
+			if u.Event.Kind == Changed {
+				u.Event.Fields = nil
+			}
+		default:
+			if r.dg != nil {
+				var old map[string]string
+				if err := json.Unmarshal(r.dg, &old); err != nil {
+					return fmt.Errorf("decode digest: %w", err)
+				}
+				r.it.Digest, r.dg = old, nil
+			}
+			changed := changedFields(r.it.Digest, u.Digest)
+			if u.Event.Kind == Changed {
+				u.Event.Fields = changed
+			}
+			if len(changed) > 0 {
+				r.it.Digest, r.dg = nil, cur
+			}
+		}
+		u.Digest = Digest{}
+	}
+	r.it = merge(r.it, u, maxEvents)
+	return nil
 }
 
 // trim deletes the first (oldest) keys of b beyond keep, calling also for

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -29,6 +30,12 @@ func itemJSONSize(it *Item) int {
 
 // appendItemJSON appends json.Marshal(it).
 func appendItemJSON(dst []byte, it *Item) []byte {
+	return appendRecordJSON(dst, it, nil)
+}
+
+// appendRecordJSON appends json.Marshal(it), with the digest dg (the JSON
+// of its stored map) in place of it.Digest when dg is not nil.
+func appendRecordJSON(dst []byte, it *Item, dg []byte) []byte {
 	dst = append(dst, `{"id":`...)
 	dst = jsonfast.AppendStringHTML(dst, it.ID)
 	if it.Title != "" {
@@ -49,7 +56,10 @@ func appendItemJSON(dst []byte, it *Item) []byte {
 		dst = append(dst, `,"f1":`...)
 		dst = strconv.AppendInt(dst, it.LastSeen, 10)
 	}
-	if len(it.Digest) > 0 {
+	if dg != nil {
+		dst = append(dst, `,"dg":`...)
+		dst = append(dst, dg...)
+	} else if len(it.Digest) > 0 {
 		dst = append(dst, `,"dg":{`...)
 		keys := make([]string, 0, len(it.Digest))
 		for k := range it.Digest {
@@ -129,8 +139,28 @@ type itemScanner struct {
 }
 
 func scanItem(data []byte) (Item, bool) {
+	it, _, ok := scanRecord(data, false)
+	return it, ok
+}
+
+// parseRecordJSON reads a stored item record as parseItemJSON does, but
+// leaves its digest as the JSON it is stored as (dg, a copy; nil when the
+// record has none), for a write that may not need it. A record of another
+// shape is read whole, its digest in it.Digest and dg nil.
+func parseRecordJSON(data []byte) (it Item, dg []byte, err error) {
+	if it, dg, ok := scanRecord(data, true); ok {
+		return it, dg, nil
+	}
+	it, err = parseItemJSON(data)
+	return it, nil, err
+}
+
+// scanRecord is scanItem; with rawDigest, the digest is checked for its
+// shape (an object of strings) and returned as its bytes, not parsed.
+func scanRecord(data []byte, rawDigest bool) (Item, []byte, bool) {
 	s := itemScanner{b: data}
 	var it Item
+	var dg []byte
 	keys := [...]string{"id", "ti", "l", "g", "f0", "f1", "dg", "ev"}
 	var seen uint16
 	s.object(func(key string) {
@@ -151,6 +181,18 @@ func scanItem(data []byte) (Item, bool) {
 		case "dg":
 			if s.null() {
 				it.Digest = nil
+				return
+			}
+			if rawDigest {
+				start := s.i
+				s.object(func(string) { s.str() })
+				// A copy: the record's bytes are the store's, and the
+				// digest outlives the read within the write.
+				dg = bytes.Clone(s.b[start:s.i])
+				if string(dg) == "{}" {
+					// Read as the whole record would be: an empty map.
+					it.Digest, dg = map[string]string{}, nil
+				}
 				return
 			}
 			if it.Digest == nil {
@@ -178,7 +220,7 @@ func scanItem(data []byte) (Item, bool) {
 	if s.i != len(s.b) {
 		s.bad = true
 	}
-	return it, !s.bad
+	return it, dg, !s.bad
 }
 
 func (s *itemScanner) event(e *Event) {

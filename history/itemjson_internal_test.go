@@ -173,3 +173,49 @@ func BenchmarkItemJSON(b *testing.B) {
 		}
 	})
 }
+
+// TestRecordKeepsTheDigestAsStored reads records with their digest left as
+// stored and writes them back: they read as the record read whole, and
+// the digest kept is the stored map (the bbolt write keeps it so when no
+// update changes it).
+func TestRecordKeepsTheDigestAsStored(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range 5000 {
+		it := randomItem(r)
+		stored := appendItemJSON(nil, &it)
+		got, dg, err := parseRecordJSON(stored)
+		if err != nil {
+			t.Fatalf("item %d: %v", i, err)
+		}
+		if len(it.Digest) > 0 && (dg == nil || got.Digest != nil) {
+			t.Fatalf("item %d: digest read into a map (%v), not kept as stored (%q)", i, got.Digest, dg)
+		}
+		whole, err := parseItemJSON(stored)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Read back, it is the record read whole (the bytes may differ
+		// only where invalid UTF-8 was written as U+FFFD escaped).
+		back := appendRecordJSON(nil, &got, dg)
+		readBack, err := parseItemJSON(back)
+		if err != nil {
+			t.Fatalf("item %d: wrote back %s: %v", i, back, err)
+		}
+		if d := cmp.Diff(whole, readBack); d != "" {
+			t.Fatalf("item %d: written back and read (-read whole +written back):\n%s", i, d)
+		}
+		if dg != nil {
+			var m map[string]string
+			if err := json.Unmarshal(dg, &m); err != nil {
+				t.Fatalf("item %d: kept digest %q: %v", i, dg, err)
+			}
+			if d := cmp.Diff(whole.Digest, m); d != "" {
+				t.Fatalf("item %d: kept digest (-stored +kept):\n%s", i, d)
+			}
+		}
+		got.Digest, whole.Digest = nil, nil
+		if d := cmp.Diff(whole, got); d != "" {
+			t.Fatalf("item %d: the rest read differently (-parseItemJSON +parseRecordJSON):\n%s", i, d)
+		}
+	}
+}
