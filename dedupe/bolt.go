@@ -57,17 +57,21 @@ type Bolt struct {
 	group *groupCommitter
 	// aliases are the aliases across feeds not yet in their bucket
 	// (bolt_aliaslog.go).
-	aliases    *aliasOverlay
-	mergeAt    int
-	closeOnce  sync.Once
-	closeErr   error
-	retention  time.Duration
-	sweepLimit int
+	aliases       *aliasOverlay
+	mergeAt       int
+	mergeLogBytes int
+	closeOnce     sync.Once
+	closeErr      error
+	retention     time.Duration
+	sweepLimit    int
 	// callTimeout bounds each call (BoltOptions.CallTimeout).
 	callTimeout time.Duration
 	// afterStep, set by tests only, runs after each step of a Diff or
 	// Commit cut into several.
 	afterStep stepHook
+	// afterAliasRead, set by tests only, runs after a reservation read the
+	// bucket, before it takes the overlay's lock again.
+	afterAliasRead func()
 }
 
 var _ Store = (*Bolt)(nil)
@@ -137,7 +141,7 @@ func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	reclaim := o.ReclaimDelay
-	b := &Bolt{db: db, aliases: newAliasOverlay(), mergeAt: aliasMergeAt, retention: o.Retention, sweepLimit: o.SweepLimit, callTimeout: o.CallTimeout}
+	b := &Bolt{db: db, aliases: newAliasOverlay(), mergeAt: aliasMergeAt, mergeLogBytes: aliasMergeLogBytes, retention: o.Retention, sweepLimit: o.SweepLimit, callTimeout: o.CallTimeout}
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, name := range [][]byte{bFeeds, bDue, bDueX, bDead, bData, bMeta, bRuns, bClaims, bLeases, bAliases, bAliasExp} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
@@ -176,16 +180,16 @@ func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	b.group = newGroupCommitter(db, b.aliases.logTx)
+	b.group = newGroupCommitter(db, b.aliases)
 	return b, nil
 }
 
 // Close closes the database file, after the writes under way and a merge
 // of the aliases waiting in memory (logged already: if the merge fails,
-// the next open merges them).
+// the next open merges them), once a merge under way has ended.
 func (b *Bolt) Close() error {
 	b.closeOnce.Do(func() {
-		mergeErr := b.mergeAliases(context.Background())
+		mergeErr := b.mergeAliasesAtClose()
 		b.group.close()
 		b.closeErr = errors.Join(mergeErr, b.db.Close())
 	})

@@ -113,6 +113,9 @@ func (b *Bolt) PutAliases(ctx context.Context, aliases []Alias, now time.Time) e
 	if len(aliases) == 0 {
 		return nil
 	}
+	if err := b.mergeAliasesIfDue(ctx); err != nil {
+		return err
+	}
 	return b.update(ctx, "put aliases", func(tx *bolt.Tx) error { return b.putAliasesTx(tx, aliases, ms(now)) })
 }
 
@@ -121,6 +124,13 @@ func (b *Bolt) PutAliases(ctx context.Context, aliases []Alias, now time.Time) e
 func (b *Bolt) CommitAliases(ctx context.Context, feedID string, changes []Change, v *Validators, aliases []Alias, now time.Time) ([]Outcome, error) {
 	if err := CheckAliases(aliases); err != nil {
 		return nil, err
+	}
+	// The merge a put of aliases makes due is checked at the next one,
+	// before it: a merge that fails fails a call that did nothing yet.
+	if len(aliases) > 0 {
+		if err := b.mergeAliasesIfDue(ctx); err != nil {
+			return nil, err
+		}
 	}
 	return b.commit(ctx, feedID, changes, v, aliases, now)
 }
@@ -166,7 +176,8 @@ func (b *Bolt) putAliasesTx(tx *bolt.Tx, aliases []Alias, nowMS int64) error {
 
 // ReserveAliases implements [AliasIndex]. The reservations go to the
 // overlay in memory (bolt_aliaslog.go), atomically with respect to every
-// other reservation and put, and are logged by the store's next commit,
+// other reservation and every put committed (one staged by a transaction
+// under way is not seen: bolt_aliasstage.go), and are logged by the store's next commit,
 // before any write that could depend on them is durable; the caller's
 // own commit is one such write.
 func (b *Bolt) ReserveAliases(ctx context.Context, aliases []Alias, now time.Time) ([]Alias, error) {
@@ -177,59 +188,97 @@ func (b *Bolt) ReserveAliases(ctx context.Context, aliases []Alias, now time.Tim
 	if len(aliases) == 0 {
 		return out, nil
 	}
-	if err := b.mergeAliasesIfFull(ctx); err != nil {
+	if err := b.mergeAliasesIfDue(ctx); err != nil {
 		return nil, err
 	}
-	o := b.aliases
-	o.mu.Lock()
-	defer o.mu.Unlock()
 	keys := make([][]byte, len(aliases))
-	raws := make([][]byte, len(aliases))
-	var fromBucket []int
 	for i, a := range aliases {
 		keys[i] = boltAliasKey(a.AliasFP)
-		if _, ok := o.get(keys[i]); !ok {
-			fromBucket = append(fromBucket, i)
-		}
 	}
-	if len(fromBucket) > 0 {
-		// The bucket is read only for keys the overlay does not hold: a
-		// merge takes keys out of the overlay only once they are in the
-		// bucket, under o.mu, so this transaction, begun after, sees them.
-		err := b.view(ctx, "reserve aliases", func(tx *bolt.Tx) error {
-			bk := tx.Bucket(bAliases)
-			if bk == nil {
-				return nil
+	order := aliasOrder(aliases)
+	o := b.aliases
+	for {
+		// The bucket is read only for keys the overlay does not hold, and
+		// without o.mu, which every commit's log record takes. A merge
+		// takes keys out of the overlay only once they are in the bucket,
+		// under o.mu: a transaction begun after the keys were looked at
+		// sees those the overlay no longer holds then, and if a merge
+		// committed since, keys set after the look may have moved to the
+		// bucket after the read, so it is read again. Keys set since are
+		// found in the overlay below.
+		o.mu.Lock()
+		merges := o.merges
+		var fromBucket []int
+		for i := range aliases {
+			if _, ok := o.get(keys[i]); !ok {
+				fromBucket = append(fromBucket, i)
 			}
-			c := bk.Cursor()
-			for _, i := range fromBucket {
-				if k, v := c.Seek(keys[i]); bytes.Equal(k, keys[i]) {
-					raws[i] = bytes.Clone(v)
-				}
-			}
-			return nil
-		})
+		}
+		o.mu.Unlock()
+		raws, err := b.readAliases(ctx, keys, fromBucket)
 		if err != nil {
 			return nil, err
 		}
+		if b.afterAliasRead != nil {
+			b.afterAliasRead()
+		}
+		o.mu.Lock()
+		if o.merges != merges {
+			o.mu.Unlock()
+			continue
+		}
+		err = b.reserveLocked(aliases, order, keys, raws, out, ms(now))
+		o.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		return out, nil
 	}
+}
+
+// readAliases returns the bucket's values at keys[i] for each i of which
+// (nil where none).
+func (b *Bolt) readAliases(ctx context.Context, keys [][]byte, which []int) ([][]byte, error) {
+	raws := make([][]byte, len(keys))
+	if len(which) == 0 {
+		return raws, nil
+	}
+	err := b.view(ctx, "reserve aliases", func(tx *bolt.Tx) error {
+		bk := tx.Bucket(bAliases)
+		if bk == nil {
+			return nil
+		}
+		c := bk.Cursor()
+		for _, i := range which {
+			if k, v := c.Seek(keys[i]); bytes.Equal(k, keys[i]) {
+				raws[i] = bytes.Clone(v)
+			}
+		}
+		return nil
+	})
+	return raws, err
+}
+
+// reserveLocked reserves aliases (keys theirs) in the overlay, over the
+// overlay's values or else raws, setting out; b.aliases.mu is held.
+func (b *Bolt) reserveLocked(aliases []Alias, order []int, keys, raws [][]byte, out []Alias, nowMS int64) error {
+	o := b.aliases
 	w := &aliasWriter{vals: make([]byte, 0, len(aliases)*aliasValueSize), retention: b.retention}
-	nowMS := ms(now)
-	for _, i := range aliasOrder(aliases) {
-		raw, ok := o.get(keys[i]) // set by an earlier alias of this call
+	for _, i := range order {
+		raw, ok := o.get(keys[i]) // set since the read, or by an earlier alias of this call
 		if !ok {
 			raw = raws[i]
 		}
 		held, val, exp, err := w.next(aliases[i], raw, true, nowMS)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if val != nil {
 			o.set(keys[i], val, exp)
 		}
 		out[i] = held
 	}
-	return out, nil
+	return nil
 }
 
 // aliasWriter puts the aliases of one write transaction. A fetch's commit
@@ -238,6 +287,7 @@ func (b *Bolt) ReserveAliases(ctx context.Context, aliases []Alias, now time.Tim
 // keys it stores), and the values are cut from one arena (bbolt keeps a
 // value, not a copy, until the commit, so no part of it is ever reused).
 type aliasWriter struct {
+	tx        *bolt.Tx
 	bk, ex    *bolt.Bucket
 	look      *bolt.Cursor
 	over      *aliasOverlay
@@ -251,7 +301,7 @@ func (b *Bolt) aliasWriter(tx *bolt.Tx, n int) (*aliasWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &aliasWriter{bk: bk, ex: ex, look: bk.Cursor(), over: b.aliases, vals: make([]byte, 0, n*aliasValueSize), retention: b.retention}, nil
+	return &aliasWriter{tx: tx, bk: bk, ex: ex, look: bk.Cursor(), over: b.aliases, vals: make([]byte, 0, n*aliasValueSize), retention: b.retention}, nil
 }
 
 // aliasValueSize is a guess at a stored alias value's size, for the arena.
@@ -269,22 +319,26 @@ func (w *aliasWriter) value(n int, fill func([]byte) []byte) []byte {
 }
 
 // put stores one alias as PutAliases (or, with reserve, ReserveAliases)
-// does, and returns the alias held afterwards. An alias across feeds goes
-// to the store's overlay (bolt_aliaslog.go), logged by this transaction;
-// a feed's own to the bucket.
+// does, and returns the alias held afterwards. An alias across feeds is
+// staged for the store's overlay (bolt_aliasstage.go), logged by this
+// transaction and in the overlay once it commits; a feed's own goes to
+// the bucket.
 func (w *aliasWriter) put(a Alias, reserve bool, nowMS int64) (Alias, error) {
 	w.key = append(append(append(w.key[:0], a.FeedID...), 0), a.FP...)
 	key := w.key
 	if a.FeedID == "" && w.over != nil {
 		w.over.mu.Lock()
 		defer w.over.mu.Unlock()
-		raw, ok := w.over.get(key)
+		raw, ok, err := w.over.current(w.tx, key)
+		if err != nil {
+			return Alias{}, err
+		}
 		if !ok {
 			raw = w.stored(key)
 		}
 		held, val, exp, err := w.next(a, raw, reserve, nowMS)
 		if err == nil && val != nil {
-			w.over.set(key, val, exp)
+			w.over.stageSet(key, val, exp)
 		}
 		return held, err
 	}

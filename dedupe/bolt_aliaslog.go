@@ -41,6 +41,13 @@ var bAliasLog = []byte("aliaslog")
 // (and the map's own) are a few megabytes.
 const aliasMergeAt = 16384
 
+// aliasMergeLogBytes is how many bytes of log records committed since the
+// last merge make a merge due (Bolt.mergeLogBytes; tests set it lower).
+// Every commit that renews a feed's aliases logs them again: 100 feeds of
+// 50 items each, every 5 minutes, logged 250 MB a day that only a merge
+// deletes. A merge of the few thousand keys renewed is cheap next to that.
+const aliasMergeLogBytes = 4 << 20
+
 type overlayAlias struct {
 	val []byte // the stored form: "value|expiry ms"
 	exp int64
@@ -52,14 +59,31 @@ type overlayAlias struct {
 type aliasOverlay struct {
 	mu sync.Mutex
 	m  map[string]overlayAlias
-	// unlogged are the keys set since the last commit's log record, in
-	// order (a key set twice is there twice, and logged as it is then).
+	// unlogged are the keys reserved since the last commit's log record,
+	// in order (a key set twice is there twice, and logged as it is then).
 	unlogged []string
 	gen      uint64
-	merging  bool
+	// stage is what the write transaction under way changed of m, applied
+	// to m only once it commits (bolt_aliasstage.go). The committer runs
+	// one write transaction at a time.
+	stage aliasStage
+	// logged is the size of the log records committed since the last
+	// merge: past mergeLogBytes, a merge is due however few keys wait.
+	logged int
+	// merges counts the merges committed, so that a reservation that read
+	// the bucket without mu knows whether to read it again.
+	merges uint64
+	// merging: a merge's write is under way; mergeDone is signalled (on
+	// mu) when it ends.
+	merging   bool
+	mergeDone *sync.Cond
 }
 
-func newAliasOverlay() *aliasOverlay { return &aliasOverlay{m: map[string]overlayAlias{}} }
+func newAliasOverlay() *aliasOverlay {
+	o := &aliasOverlay{m: map[string]overlayAlias{}}
+	o.mergeDone = sync.NewCond(&o.mu)
+	return o
+}
 
 // get returns the value held at key; o.mu is held.
 func (o *aliasOverlay) get(key []byte) ([]byte, bool) {
@@ -67,8 +91,8 @@ func (o *aliasOverlay) get(key []byte) ([]byte, bool) {
 	return a.val, ok
 }
 
-// set holds val at key until it is merged; o.mu is held. val is kept, not
-// copied.
+// set holds val at key until it is merged, and until logged among the
+// unlogged (a reservation); o.mu is held. val is kept, not copied.
 func (o *aliasOverlay) set(key, val []byte, exp int64) {
 	o.gen++
 	k := string(key)
@@ -108,54 +132,6 @@ func (o *aliasOverlay) lookup(fps []AliasFP, out []Alias, nowMS int64) ([]bool, 
 	return in, nil
 }
 
-// logTx appends the aliases set since the last commit to the log in tx,
-// at the end of every write transaction. What it wrote leaves unlogged
-// only once tx commits.
-func (o *aliasOverlay) logTx(tx *bolt.Tx) error {
-	o.mu.Lock()
-	n := len(o.unlogged)
-	var rec []byte
-	for _, k := range o.unlogged {
-		// A key merged since it was set is in the bucket, and out of the
-		// overlay: there is nothing to log for it.
-		if a, ok := o.m[k]; ok {
-			rec = appendLogEntry(rec, k, a.val)
-		}
-	}
-	o.mu.Unlock()
-	if n == 0 {
-		return nil
-	}
-	if len(rec) == 0 {
-		tx.OnCommit(func() { o.trimLogged(n) })
-		return nil
-	}
-	lb, err := tx.CreateBucketIfNotExists(bAliasLog)
-	if err != nil {
-		return err
-	}
-	dense(lb)
-	seq, err := lb.NextSequence()
-	if err != nil {
-		return err
-	}
-	if err := lb.Put(u64(int64(seq)), rec); err != nil {
-		return err
-	}
-	// This runs once the commit is durable, inside the committer's
-	// Update, so before it begins another transaction: the first n keys
-	// are still the ones logged.
-	tx.OnCommit(func() { o.trimLogged(n) })
-	return nil
-}
-
-// trimLogged drops the first n keys of unlogged, logged by a commit.
-func (o *aliasOverlay) trimLogged(n int) {
-	o.mu.Lock()
-	o.unlogged = slices.Delete(o.unlogged, 0, n)
-	o.mu.Unlock()
-}
-
 // appendLogEntry appends key and val, each preceded by its length.
 func appendLogEntry(b []byte, key string, val []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(len(key)))
@@ -183,63 +159,105 @@ func readLogEntries(rec []byte, fn func(key, val []byte) error) error {
 	return nil
 }
 
-// mergeAliasesIfFull merges the overlay into the bucket once
-// aliasMergeAt aliases wait, unless a merge is under way.
-func (b *Bolt) mergeAliasesIfFull(ctx context.Context) error {
+// mergeAliasesIfDue merges the overlay into the bucket once aliasMergeAt
+// aliases wait, or once mergeLogBytes of log records were committed since
+// the last merge (commits renew the same aliases over and over: each
+// renewal is logged again, never more keys), unless a merge is under way.
+func (b *Bolt) mergeAliasesIfDue(ctx context.Context) error {
 	o := b.aliases
 	o.mu.Lock()
-	full := len(o.m) >= b.mergeAt && !o.merging
+	due := (len(o.m) >= b.mergeAt || o.logged >= b.mergeLogBytes) && !o.merging
+	if due {
+		o.merging = true
+	}
 	o.mu.Unlock()
-	if !full {
+	if !due {
 		return nil
 	}
 	return b.mergeAliases(ctx)
 }
 
-// mergeAliases writes every alias of the overlay into the bucket, in one
-// transaction that also empties the log of what it merged.
-func (b *Bolt) mergeAliases(ctx context.Context) error {
+// mergeAliasesAtClose waits for a merge under way, then merges what waits.
+func (b *Bolt) mergeAliasesAtClose() error {
 	o := b.aliases
 	o.mu.Lock()
-	if o.merging || len(o.m) == 0 {
-		o.mu.Unlock()
-		return nil
+	for o.merging {
+		o.mergeDone.Wait()
 	}
 	o.merging = true
 	o.mu.Unlock()
-	defer func() {
+	return b.mergeAliases(context.Background())
+}
+
+// mergeAliases writes every alias of the overlay into the bucket, in one
+// transaction that also empties the log of what it merged. The caller set
+// o.merging; it is cleared when the merge's write has ended, even if ctx
+// ends first (Close waits for it).
+func (b *Bolt) mergeAliases(ctx context.Context) error {
+	o := b.aliases
+	done := func() {
 		o.mu.Lock()
 		o.merging = false
+		o.mergeDone.Broadcast()
 		o.mu.Unlock()
-	}()
-	return b.update(ctx, "merge aliases", func(tx *bolt.Tx) error {
-		o.mu.Lock()
-		taken := make(map[string]overlayAlias, len(o.m))
-		for k, a := range o.m {
-			taken[k] = a
-		}
-		o.mu.Unlock()
-		// Every log record there now holds only aliases taken here (or
-		// older values of them): each was set, so in the overlay, before
-		// it was logged, and leaves the overlay only by a merge.
-		var upTo uint64
-		if lb := tx.Bucket(bAliasLog); lb != nil {
-			upTo = lb.Sequence()
-		}
-		if err := b.mergeTx(tx, taken, upTo); err != nil {
-			return err
-		}
-		tx.OnCommit(func() {
-			o.mu.Lock()
-			defer o.mu.Unlock()
-			for k, a := range taken {
-				if o.m[k].gen == a.gen { // not set again since
-					delete(o.m, k)
-				}
-			}
-		})
-		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		done()
+		return fmt.Errorf("bolt merge aliases: %w", err)
+	}
+	err := b.bounded(ctx, 0, func() error {
+		defer done()
+		return b.group.write(b.mergeWrite)
 	})
+	if err != nil {
+		return fmt.Errorf("bolt merge aliases: %w", keepErrno(err))
+	}
+	return nil
+}
+
+// mergeWrite is the merge's write (mergeAliases).
+func (b *Bolt) mergeWrite(tx *bolt.Tx) error {
+	o := b.aliases
+	o.mu.Lock()
+	if o.stage.tx != tx {
+		o.mu.Unlock()
+		return errNotBegun
+	}
+	if len(o.m) == 0 {
+		o.mu.Unlock()
+		return nil
+	}
+	taken := make(map[string]overlayAlias, len(o.m))
+	for k, a := range o.m {
+		taken[k] = a
+	}
+	// The log record of tx (finish) leaves out what is merged here.
+	o.stage.merged = taken
+	o.mu.Unlock()
+	// Every log record there now holds only aliases taken here (or
+	// older values of them): each was set, so in the overlay, before it
+	// was logged, and leaves the overlay only by a merge.
+	var upTo uint64
+	if lb := tx.Bucket(bAliasLog); lb != nil {
+		upTo = lb.Sequence()
+	}
+	if err := b.mergeTx(tx, taken, upTo); err != nil {
+		return err
+	}
+	// Registered before finish's, so it runs first: finish's counts
+	// the record of tx, written after upTo.
+	tx.OnCommit(func() {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		for k, a := range taken {
+			if o.m[k].gen == a.gen { // not set again since
+				delete(o.m, k)
+			}
+		}
+		o.logged = 0
+		o.merges++
+	})
+	return nil
 }
 
 // mergeTx puts aliases into the bucket, in key order, and deletes the log

@@ -141,6 +141,13 @@ func TestBoltAliasMerge(t *testing.T) {
 	if lost[0].Target != (Key{"f1", "e00"}) {
 		t.Errorf("a reservation of a merged alias by another target got %v; want f1/e00", lost[0].Target)
 	}
+	// Reserved and not logged before Close: Close's merge has it, and
+	// its transaction logs nothing of what it merges.
+	last := acrossAlias("u:last", "f1", "last")
+	if _, err := b.ReserveAliases(ctx, []Alias{last}, now); err != nil {
+		t.Fatal(err)
+	}
+	fps = append(fps, last.AliasFP)
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -49,18 +49,27 @@ type groupCommitter struct {
 	// onHold, set by tests only (before the loop starts), is called when
 	// a write is held for company.
 	onHold func()
-	// finish, if set, runs at the end of every transaction, after its
-	// writes (the store logs the aliases reserved in memory there, so
-	// that every commit makes durable what its writes may depend on).
-	finish func(tx *bolt.Tx) error
+	// hooks, if set, run in every transaction (see txHooks).
+	hooks txHooks
 }
 
-func newGroupCommitter(db *bolt.DB, finish func(tx *bolt.Tx) error) *groupCommitter {
-	return startGroupCommitter(db, laterLinger, nil, finish)
+// txHooks run in every write transaction of the committer: begin before
+// its writes, finish after them. The store stages there what a
+// transaction changes of the aliases in memory, and logs it with what
+// was reserved meanwhile, so that every commit makes durable what its
+// writes may depend on (bolt_aliasstage.go). A transaction rolled back
+// (a group retried write by write) is begun afresh.
+type txHooks interface {
+	begin(tx *bolt.Tx)
+	finish(tx *bolt.Tx) error
 }
 
-func startGroupCommitter(db *bolt.DB, linger time.Duration, onHold func(), finish func(tx *bolt.Tx) error) *groupCommitter {
-	g := &groupCommitter{db: db, in: make(chan *groupWrite), quit: make(chan struct{}), stopped: make(chan struct{}), linger: linger, onHold: onHold, finish: finish}
+func newGroupCommitter(db *bolt.DB, hooks txHooks) *groupCommitter {
+	return startGroupCommitter(db, laterLinger, nil, hooks)
+}
+
+func startGroupCommitter(db *bolt.DB, linger time.Duration, onHold func(), hooks txHooks) *groupCommitter {
+	g := &groupCommitter{db: db, in: make(chan *groupWrite), quit: make(chan struct{}), stopped: make(chan struct{}), linger: linger, onHold: onHold, hooks: hooks}
 	go g.loop()
 	return g
 }
@@ -154,6 +163,7 @@ func (g *groupCommitter) loop() {
 func (g *groupCommitter) commit(group []*groupWrite) {
 	if len(group) > 1 {
 		err := g.db.Update(func(tx *bolt.Tx) error {
+			g.beginTx(tx)
 			for _, w := range group {
 				if err := w.fn(tx); err != nil {
 					return err
@@ -173,6 +183,7 @@ func (g *groupCommitter) commit(group []*groupWrite) {
 	}
 	for _, w := range group {
 		w.err = g.db.Update(func(tx *bolt.Tx) error {
+			g.beginTx(tx)
 			if err := w.fn(tx); err != nil {
 				return err
 			}
@@ -182,9 +193,15 @@ func (g *groupCommitter) commit(group []*groupWrite) {
 	}
 }
 
+func (g *groupCommitter) beginTx(tx *bolt.Tx) {
+	if g.hooks != nil {
+		g.hooks.begin(tx)
+	}
+}
+
 func (g *groupCommitter) finishTx(tx *bolt.Tx) error {
-	if g.finish == nil {
+	if g.hooks == nil {
 		return nil
 	}
-	return g.finish(tx)
+	return g.hooks.finish(tx)
 }
