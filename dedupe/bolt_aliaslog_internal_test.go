@@ -19,6 +19,19 @@ func crash(t *testing.T, b *Bolt) {
 	}
 }
 
+// crashAndReopen crashes b and opens the file at path again, closed at
+// the test's end.
+func crashAndReopen(t *testing.T, b *Bolt, path string) *Bolt {
+	t.Helper()
+	crash(t, b)
+	b, err := OpenBolt(path, BoltOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
 // logRecords counts the alias log's records in the file at path.
 func logRecords(t *testing.T, path string) int {
 	t.Helper()

@@ -50,12 +50,7 @@ func TestBoltAliasPutRolledBack(t *testing.T) {
 	if err := b.update(ctx, "empty", func(*bolt.Tx) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	crash(t, b)
-	b, err = OpenBolt(path, BoltOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b = crashAndReopen(t, b, path)
 	checkNotFound("after a crash")
 }
 
@@ -101,12 +96,7 @@ func TestBoltAliasPutGroupRetried(t *testing.T) {
 	if runs != 2 {
 		t.Fatalf("the good write ran %d times; want 2 (in the group, then alone)", runs)
 	}
-	crash(t, b)
-	b, err = OpenBolt(path, BoltOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b = crashAndReopen(t, b, path)
 	got, err := b.LookupAliases(ctx, []AliasFP{good[0].AliasFP, bad[0].AliasFP}, now)
 	if err != nil {
 		t.Fatal(err)
@@ -159,12 +149,7 @@ func TestBoltAliasReservedWhileStaged(t *testing.T) {
 	if err := b.update(ctx, "empty", func(*bolt.Tx) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	crash(t, b)
-	b, err = OpenBolt(path, BoltOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b = crashAndReopen(t, b, path)
 	check("after a crash")
 }
 
