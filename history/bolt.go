@@ -122,7 +122,7 @@ func (s *Bolt) writeFeed(feeds *bolt.Bucket, b Batch) error {
 			if data := items.Get([]byte(u.ID)); data != nil {
 				it, dg, err := parseRecordJSON(data)
 				if err != nil {
-					return err
+					return fmt.Errorf("item %s: decode record: %w", u.ID, err)
 				}
 				r.it, r.dg = &it, dg
 				if err := order.Delete(orderKey(it.activity(), it.ID)); err != nil {

@@ -333,3 +333,44 @@ func TestOneWriteBeyondTheBound(t *testing.T) {
 		}
 	})
 }
+
+// TestChangedWithTheSameDigestNamesNoFields: a Changed event whose digest is
+// the one stored names no fields on either store, whether the digest came in
+// the same batch or an earlier write. The update carries stale Fields, as a
+// caller might: the store fills them, so it must also clear them.
+func TestChangedWithTheSameDigestNamesNoFields(t *testing.T) {
+	t.Parallel()
+	dg := digestOf(map[history.Field]uint32{history.FieldTitle: 0xaa, history.FieldBody: 0xbb})
+	queued := history.Update{ID: "x1", Title: "T", Seen: true, Digest: dg, Event: history.Event{Kind: history.Queued, At: ms(0)}}
+	changed := history.Update{ID: "x1", Seen: true, Digest: dg, Event: history.Event{Kind: history.Changed, At: ms(time.Minute), Fields: []string{"stale"}}}
+	want := []history.Event{{Kind: history.Queued, At: ms(0)}, {Kind: history.Changed, At: ms(time.Minute)}}
+	for name, writes := range map[string][][]history.Update{
+		"one batch":  {{queued, changed}},
+		"two writes": {{queued}, {changed}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			stores(t, history.Limits{}, func(t *testing.T, s history.Store, rc *redis.Client) {
+				ctx := t.Context()
+				for _, items := range writes {
+					if err := s.Write(ctx, []history.Batch{{Feed: "news", Items: items}}, nil, -1, t0); err != nil {
+						t.Fatal(err)
+					}
+				}
+				f, err := s.Feed(ctx, "news")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(f.Items) != 1 {
+					t.Fatalf("items = %+v, want x1 alone", f.Items)
+				}
+				if diff := cmp.Diff(want, f.Items[0].Events); diff != "" {
+					t.Errorf("events (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(dg.Map(), f.Items[0].Digest); diff != "" {
+					t.Errorf("digest (-want +got):\n%s", diff)
+				}
+			})
+		})
+	}
+}

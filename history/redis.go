@@ -77,7 +77,7 @@ for i = 6 + np, #ARGV do
       for k, v in pairs(u.dg) do if rec.dg[k] ~= v then f[#f + 1] = k end end
       for k in pairs(rec.dg) do if u.dg[k] == nil then f[#f + 1] = k end end
       table.sort(f)
-      if #f > 0 then e.f = f end
+      if #f > 0 then e.f = f else e.f = nil end
     end
     rec.dg = u.dg
   end
