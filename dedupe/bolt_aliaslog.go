@@ -77,6 +77,9 @@ type aliasOverlay struct {
 	// mu) when it ends.
 	merging   bool
 	mergeDone *sync.Cond
+	// afterFinish, set by tests only, runs in the committer after finish
+	// has logged tx's stage, before tx commits.
+	afterFinish func()
 }
 
 func newAliasOverlay() *aliasOverlay {

@@ -110,6 +110,9 @@ func (o *aliasOverlay) finish(tx *bolt.Tx) error {
 	}
 	staged := len(o.stage.m) > 0
 	o.mu.Unlock()
+	if o.afterFinish != nil {
+		o.afterFinish()
+	}
 	if n == 0 && !staged {
 		return nil
 	}

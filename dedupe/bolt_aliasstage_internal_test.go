@@ -3,6 +3,7 @@ package dedupe
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -146,6 +147,68 @@ func TestBoltAliasReservedWhileStaged(t *testing.T) {
 		}
 	}
 	check("in memory")
+	if err := b.update(ctx, "empty", func(*bolt.Tx) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	b = crashAndReopen(t, b, path)
+	check("after a crash")
+}
+
+// TestBoltAliasReservedBeforeCommit: a reservation that changes an alias
+// after finish logged a put of it, before that transaction commits (other
+// feeds reserve while the fsync runs), stands in memory as it does in the
+// file after a crash (its record comes after the put's); the put is
+// dropped when the transaction commits.
+func TestBoltAliasReservedBeforeCommit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.db")
+	b, err := OpenBolt(path, BoltOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The hook holds the committer: a merge due at the reservation would
+	// wait for it for ever.
+	b.mergeAt, b.mergeLogBytes = math.MaxInt, math.MaxInt
+	ctx, now := t.Context(), time.UnixMilli(1_700_000_000_000)
+	put, reserved := acrossAlias("u:1", "f1", "a"), acrossAlias("u:1", "f2", "b")
+	var held []Alias
+	var reserveErr error
+	b.aliases.afterFinish = func() {
+		b.aliases.afterFinish = nil
+		// Another feed's fetch, while this transaction commits.
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			held, reserveErr = b.ReserveAliases(ctx, []Alias{reserved}, now)
+		}()
+		<-done
+	}
+	err = b.update(ctx, "put", func(tx *bolt.Tx) error {
+		return b.putAliasesTx(tx, []Alias{put}, ms(now))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.aliases.afterFinish != nil {
+		t.Fatal("the hook after finish did not run")
+	}
+	if reserveErr != nil {
+		t.Fatal(reserveErr)
+	}
+	if held[0].Target != reserved.Target {
+		t.Fatalf("reservation before the put's commit got %v; want %v", held[0].Target, reserved.Target)
+	}
+	check := func(when string) {
+		t.Helper()
+		got, err := b.LookupAliases(ctx, []AliasFP{put.AliasFP}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[0].Target != reserved.Target {
+			t.Errorf("%s: %+v; want the reservation's, %v", when, got[0], reserved.Target)
+		}
+	}
+	check("in memory")
+	// One more commit logs the reservation.
 	if err := b.update(ctx, "empty", func(*bolt.Tx) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
