@@ -185,6 +185,9 @@ func (b *Bolt) mergeAliasesAtClose() error {
 	o := b.aliases
 	o.mu.Lock()
 	for o.merging {
+		if b.beforeMergeWait != nil {
+			b.beforeMergeWait()
+		}
 		o.mergeDone.Wait()
 	}
 	o.merging = true

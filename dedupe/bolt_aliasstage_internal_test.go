@@ -322,8 +322,23 @@ func TestBoltCloseWaitsForMerge(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	wg.Go(func() { closeErr = b.Close() })
+	// Close must wait for the merge: release the committer only once it
+	// does, so that a Close that goes on at once (stopping the committer,
+	// which then waits for the held write) is seen every time.
+	waiting := make(chan struct{})
+	var once sync.Once
+	b.beforeMergeWait = func() { once.Do(func() { close(waiting) }) }
+	closed := make(chan struct{})
+	go func() { defer close(closed); closeErr = b.Close() }()
+	select {
+	case <-waiting:
+	case <-b.group.quit:
+		t.Error("Close stopped the committer while a merge was under way")
+	case <-closed:
+		t.Error("Close returned while a merge was under way")
+	}
 	close(release)
+	<-closed
 	wg.Wait()
 	if err := <-blockDone; err != nil {
 		t.Fatal(err)
