@@ -131,10 +131,14 @@ func (o *aliasOverlay) finish(tx *bolt.Tx) error {
 		}
 	}
 	// This runs once the commit is durable, inside the committer's
-	// Update, so before it begins another transaction: the first n keys
-	// of unlogged are still the ones logged, and the stage is tx's. A
-	// merge of tx registered its own before, so it has already taken
-	// what it merged out of the overlay.
+	// Update, so before the committer begins another transaction (bbolt
+	// runs it after releasing the write lock: another writer of the file,
+	// such as the history, may begin one meanwhile, but it touches
+	// neither unlogged nor the stage). Only this handler takes keys off
+	// unlogged and only the committer's next begin replaces the stage: the
+	// first n keys of unlogged are still the ones logged, and the stage is
+	// tx's. A merge of tx registered its own before, so it has already
+	// taken what it merged out of the overlay.
 	tx.OnCommit(func() {
 		o.mu.Lock()
 		defer o.mu.Unlock()
