@@ -21,6 +21,10 @@ import (
 // stands and the put is dropped, as if it had come after the reservation
 // (across feeds, the first target keeps an alias).
 
+// stageKeepMax is the most staged aliases whose map the next transaction
+// reuses; a larger one is dropped. Commits stage a feed's items, tens.
+const stageKeepMax = 4096
+
 var errNotBegun = errors.New("alias write outside a transaction of the committer")
 
 type stagedAlias struct {
@@ -44,7 +48,13 @@ type aliasStage struct {
 // back left.
 func (o *aliasOverlay) begin(tx *bolt.Tx) {
 	o.mu.Lock()
-	clear(o.stage.m)
+	// A cleared map keeps its size: one large stage (a first sight of a
+	// large feed) would otherwise hold its slots for the process's life.
+	if len(o.stage.m) > stageKeepMax {
+		o.stage.m = nil
+	} else {
+		clear(o.stage.m)
+	}
 	o.stage.tx, o.stage.merged = tx, nil
 	o.mu.Unlock()
 }

@@ -412,3 +412,45 @@ func TestBoltReserveReadsBucketUnlocked(t *testing.T) {
 		t.Errorf("reservation during which f1/a reserved and merged the alias got %v; want f1/a", got[0].Target)
 	}
 }
+
+// TestBoltAliasStageLargeDropped: the stage of a transaction that staged
+// many aliases is not kept for the next one (its map would hold its slots
+// for the process's life); a small one is reused.
+func TestBoltAliasStageLargeDropped(t *testing.T) {
+	b, err := OpenBolt(filepath.Join(t.TempDir(), "store.db"), BoltOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	b.mergeAt, b.mergeLogBytes = math.MaxInt, math.MaxInt
+	ctx, now := t.Context(), time.UnixMilli(1_700_000_000_000)
+	put := func(n int) {
+		t.Helper()
+		aliases := make([]Alias, n)
+		for i := range aliases {
+			aliases[i] = acrossAlias(fmt.Sprintf("u:%d:%d", n, i), "f1", fmt.Sprintf("e%d", i))
+		}
+		if err := b.PutAliases(ctx, aliases, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stageNil := func() bool {
+		b.aliases.mu.Lock()
+		defer b.aliases.mu.Unlock()
+		return b.aliases.stage.m == nil
+	}
+	put(stageKeepMax + 1)
+	if err := b.update(ctx, "empty", func(*bolt.Tx) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !stageNil() {
+		t.Errorf("the stage of %d aliases was kept for the next transaction", stageKeepMax+1)
+	}
+	put(10)
+	if err := b.update(ctx, "empty", func(*bolt.Tx) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if stageNil() {
+		t.Error("the stage of 10 aliases was not kept for the next transaction")
+	}
+}
