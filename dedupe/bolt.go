@@ -72,6 +72,9 @@ type Bolt struct {
 	// afterAliasRead, set by tests only, runs after a reservation read the
 	// bucket, before it takes the overlay's lock again.
 	afterAliasRead func()
+	// beforeMergeWait, set by tests only, runs when Close is about to wait
+	// for a merge under way, with the overlay's lock held.
+	beforeMergeWait func()
 }
 
 var _ Store = (*Bolt)(nil)

@@ -77,6 +77,9 @@ type aliasOverlay struct {
 	// mu) when it ends.
 	merging   bool
 	mergeDone *sync.Cond
+	// afterFinish, set by tests only, runs in the committer after finish
+	// has logged tx's stage, before tx commits.
+	afterFinish func()
 }
 
 func newAliasOverlay() *aliasOverlay {
@@ -182,6 +185,9 @@ func (b *Bolt) mergeAliasesAtClose() error {
 	o := b.aliases
 	o.mu.Lock()
 	for o.merging {
+		if b.beforeMergeWait != nil {
+			b.beforeMergeWait()
+		}
 		o.mergeDone.Wait()
 	}
 	o.merging = true

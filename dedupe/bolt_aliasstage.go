@@ -21,6 +21,10 @@ import (
 // stands and the put is dropped, as if it had come after the reservation
 // (across feeds, the first target keeps an alias).
 
+// stageKeepMax is the most staged aliases whose map the next transaction
+// reuses; a larger one is dropped. Commits stage a feed's items, tens.
+const stageKeepMax = 4096
+
 var errNotBegun = errors.New("alias write outside a transaction of the committer")
 
 type stagedAlias struct {
@@ -44,7 +48,13 @@ type aliasStage struct {
 // back left.
 func (o *aliasOverlay) begin(tx *bolt.Tx) {
 	o.mu.Lock()
-	clear(o.stage.m)
+	// A cleared map keeps its size: one large stage (a first sight of a
+	// large feed) would otherwise hold its slots for the process's life.
+	if len(o.stage.m) > stageKeepMax {
+		o.stage.m = nil
+	} else {
+		clear(o.stage.m)
+	}
 	o.stage.tx, o.stage.merged = tx, nil
 	o.mu.Unlock()
 }
@@ -110,6 +120,9 @@ func (o *aliasOverlay) finish(tx *bolt.Tx) error {
 	}
 	staged := len(o.stage.m) > 0
 	o.mu.Unlock()
+	if o.afterFinish != nil {
+		o.afterFinish()
+	}
 	if n == 0 && !staged {
 		return nil
 	}
@@ -128,10 +141,14 @@ func (o *aliasOverlay) finish(tx *bolt.Tx) error {
 		}
 	}
 	// This runs once the commit is durable, inside the committer's
-	// Update, so before it begins another transaction: the first n keys
-	// of unlogged are still the ones logged, and the stage is tx's. A
-	// merge of tx registered its own before, so it has already taken
-	// what it merged out of the overlay.
+	// Update, so before the committer begins another transaction (bbolt
+	// runs it after releasing the write lock: another writer of the file,
+	// such as the history, may begin one meanwhile, but it touches
+	// neither unlogged nor the stage). Only this handler takes keys off
+	// unlogged and only the committer's next begin replaces the stage: the
+	// first n keys of unlogged are still the ones logged, and the stage is
+	// tx's. A merge of tx registered its own before, so it has already
+	// taken what it merged out of the overlay.
 	tx.OnCommit(func() {
 		o.mu.Lock()
 		defer o.mu.Unlock()

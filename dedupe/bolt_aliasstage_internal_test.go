@@ -3,6 +3,7 @@ package dedupe
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -118,6 +119,9 @@ func TestBoltAliasReservedWhileStaged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The reservation runs inside the committer's transaction: a merge
+	// due then would wait for that transaction for ever.
+	b.mergeAt, b.mergeLogBytes = math.MaxInt, math.MaxInt
 	ctx, now := t.Context(), time.UnixMilli(1_700_000_000_000)
 	put, reserved := acrossAlias("u:1", "f1", "a"), acrossAlias("u:1", "f2", "b")
 	var held []Alias
@@ -146,6 +150,68 @@ func TestBoltAliasReservedWhileStaged(t *testing.T) {
 		}
 	}
 	check("in memory")
+	if err := b.update(ctx, "empty", func(*bolt.Tx) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	b = crashAndReopen(t, b, path)
+	check("after a crash")
+}
+
+// TestBoltAliasReservedBeforeCommit: a reservation that changes an alias
+// after finish logged a put of it, before that transaction commits (other
+// feeds reserve while the fsync runs), stands in memory as it does in the
+// file after a crash (its record comes after the put's); the put is
+// dropped when the transaction commits.
+func TestBoltAliasReservedBeforeCommit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.db")
+	b, err := OpenBolt(path, BoltOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The hook holds the committer: a merge due at the reservation would
+	// wait for it for ever.
+	b.mergeAt, b.mergeLogBytes = math.MaxInt, math.MaxInt
+	ctx, now := t.Context(), time.UnixMilli(1_700_000_000_000)
+	put, reserved := acrossAlias("u:1", "f1", "a"), acrossAlias("u:1", "f2", "b")
+	var held []Alias
+	var reserveErr error
+	b.aliases.afterFinish = func() {
+		b.aliases.afterFinish = nil
+		// Another feed's fetch, while this transaction commits.
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			held, reserveErr = b.ReserveAliases(ctx, []Alias{reserved}, now)
+		}()
+		<-done
+	}
+	err = b.update(ctx, "put", func(tx *bolt.Tx) error {
+		return b.putAliasesTx(tx, []Alias{put}, ms(now))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.aliases.afterFinish != nil {
+		t.Fatal("the hook after finish did not run")
+	}
+	if reserveErr != nil {
+		t.Fatal(reserveErr)
+	}
+	if held[0].Target != reserved.Target {
+		t.Fatalf("reservation before the put's commit got %v; want %v", held[0].Target, reserved.Target)
+	}
+	check := func(when string) {
+		t.Helper()
+		got, err := b.LookupAliases(ctx, []AliasFP{put.AliasFP}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[0].Target != reserved.Target {
+			t.Errorf("%s: %+v; want the reservation's, %v", when, got[0], reserved.Target)
+		}
+	}
+	check("in memory")
+	// One more commit logs the reservation.
 	if err := b.update(ctx, "empty", func(*bolt.Tx) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -259,8 +325,23 @@ func TestBoltCloseWaitsForMerge(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	wg.Go(func() { closeErr = b.Close() })
+	// Close must wait for the merge: release the committer only once it
+	// does, so that a Close that goes on at once (stopping the committer,
+	// which then waits for the held write) is seen every time.
+	waiting := make(chan struct{})
+	var once sync.Once
+	b.beforeMergeWait = func() { once.Do(func() { close(waiting) }) }
+	closed := make(chan struct{})
+	go func() { defer close(closed); closeErr = b.Close() }()
+	select {
+	case <-waiting:
+	case <-b.group.quit:
+		t.Error("Close stopped the committer while a merge was under way")
+	case <-closed:
+		t.Error("Close returned while a merge was under way")
+	}
 	close(release)
+	<-closed
 	wg.Wait()
 	if err := <-blockDone; err != nil {
 		t.Fatal(err)
@@ -329,5 +410,47 @@ func TestBoltReserveReadsBucketUnlocked(t *testing.T) {
 	}
 	if got[0].Target != first.Target {
 		t.Errorf("reservation during which f1/a reserved and merged the alias got %v; want f1/a", got[0].Target)
+	}
+}
+
+// TestBoltAliasStageLargeDropped: the stage of a transaction that staged
+// many aliases is not kept for the next one (its map would hold its slots
+// for the process's life); a small one is reused.
+func TestBoltAliasStageLargeDropped(t *testing.T) {
+	b, err := OpenBolt(filepath.Join(t.TempDir(), "store.db"), BoltOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	b.mergeAt, b.mergeLogBytes = math.MaxInt, math.MaxInt
+	ctx, now := t.Context(), time.UnixMilli(1_700_000_000_000)
+	put := func(n int) {
+		t.Helper()
+		aliases := make([]Alias, n)
+		for i := range aliases {
+			aliases[i] = acrossAlias(fmt.Sprintf("u:%d:%d", n, i), "f1", fmt.Sprintf("e%d", i))
+		}
+		if err := b.PutAliases(ctx, aliases, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stageNil := func() bool {
+		b.aliases.mu.Lock()
+		defer b.aliases.mu.Unlock()
+		return b.aliases.stage.m == nil
+	}
+	put(stageKeepMax + 1)
+	if err := b.update(ctx, "empty", func(*bolt.Tx) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !stageNil() {
+		t.Errorf("the stage of %d aliases was kept for the next transaction", stageKeepMax+1)
+	}
+	put(10)
+	if err := b.update(ctx, "empty", func(*bolt.Tx) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if stageNil() {
+		t.Error("the stage of 10 aliases was not kept for the next transaction")
 	}
 }
