@@ -32,6 +32,16 @@ func crashAndReopen(t *testing.T, b *Bolt, path string) *Bolt {
 	return b
 }
 
+// commitCrashReopen makes one empty commit (it logs what waits in
+// memory), then crashes b and opens the file at path again.
+func commitCrashReopen(t *testing.T, b *Bolt, path string) *Bolt {
+	t.Helper()
+	if err := b.update(t.Context(), "empty", func(*bolt.Tx) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return crashAndReopen(t, b, path)
+}
+
 // logRecords counts the alias log's records in the file at path.
 func logRecords(t *testing.T, path string) int {
 	t.Helper()

@@ -48,10 +48,7 @@ func TestBoltAliasPutRolledBack(t *testing.T) {
 		}
 	}
 	checkNotFound("in memory")
-	if err := b.update(ctx, "empty", func(*bolt.Tx) error { return nil }); err != nil {
-		t.Fatal(err)
-	}
-	b = crashAndReopen(t, b, path)
+	b = commitCrashReopen(t, b, path)
 	checkNotFound("after a crash")
 }
 
@@ -150,10 +147,7 @@ func TestBoltAliasReservedWhileStaged(t *testing.T) {
 		}
 	}
 	check("in memory")
-	if err := b.update(ctx, "empty", func(*bolt.Tx) error { return nil }); err != nil {
-		t.Fatal(err)
-	}
-	b = crashAndReopen(t, b, path)
+	b = commitCrashReopen(t, b, path)
 	check("after a crash")
 }
 
@@ -211,11 +205,7 @@ func TestBoltAliasReservedBeforeCommit(t *testing.T) {
 		}
 	}
 	check("in memory")
-	// One more commit logs the reservation.
-	if err := b.update(ctx, "empty", func(*bolt.Tx) error { return nil }); err != nil {
-		t.Fatal(err)
-	}
-	b = crashAndReopen(t, b, path)
+	b = commitCrashReopen(t, b, path)
 	check("after a crash")
 }
 
