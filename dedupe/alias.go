@@ -140,6 +140,12 @@ func aliasValue(a Alias) string {
 	return a.Target.FeedID + "/" + a.Target.ExternalID + "|" + a.Type + "|" + a.Extra
 }
 
+// appendAliasValue appends aliasValue(a) to b without a string between.
+func appendAliasValue(b []byte, a Alias) []byte {
+	b = append(append(append(b, a.Target.FeedID...), '/'), a.Target.ExternalID...)
+	return append(append(append(append(b, '|'), a.Type...), '|'), a.Extra...)
+}
+
 func parseAliasValue(f AliasFP, s string) (Alias, error) {
 	parts := strings.SplitN(s, "|", 4)
 	if len(parts) < 3 {

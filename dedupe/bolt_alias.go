@@ -25,7 +25,13 @@ var (
 	_ AliasCommitter = (*Bolt)(nil)
 )
 
-func boltAliasKey(f AliasFP) []byte { return []byte(f.FeedID + "\x00" + f.FP) }
+func boltAliasKey(f AliasFP) []byte { return appendBoltAliasKey(nil, f) }
+
+// appendBoltAliasKey appends the bucket's key of f, "feed\x00fingerprint"
+// ("\x00fingerprint" across feeds), to b.
+func appendBoltAliasKey(b []byte, f AliasFP) []byte {
+	return append(append(append(b, f.FeedID...), 0), f.FP...)
+}
 
 // boltAlias splits a stored "value|expiry ms".
 func boltAlias(f AliasFP, raw []byte) (Alias, int64, error) {
@@ -83,7 +89,7 @@ func (b *Bolt) LookupAliases(ctx context.Context, fps []AliasFP, now time.Time) 
 			if inOverlay[i] {
 				continue
 			}
-			key = append(append(append(key[:0], f.FeedID...), 0), f.FP...)
+			key = appendBoltAliasKey(key[:0], f)
 			k, raw := c.Seek(key)
 			if raw == nil || !bytes.Equal(k, key) {
 				continue
@@ -324,9 +330,9 @@ func (w *aliasWriter) value(n int, fill func([]byte) []byte) []byte {
 // transaction and in the overlay once it commits; a feed's own goes to
 // the bucket.
 func (w *aliasWriter) put(a Alias, reserve bool, nowMS int64) (Alias, error) {
-	w.key = append(append(append(w.key[:0], a.FeedID...), 0), a.FP...)
+	w.key = appendBoltAliasKey(w.key[:0], a.AliasFP)
 	key := w.key
-	if a.FeedID == "" && w.over != nil {
+	if a.FeedID == "" {
 		w.over.mu.Lock()
 		defer w.over.mu.Unlock()
 		raw, ok, err := w.over.current(w.tx, key)
@@ -352,9 +358,6 @@ func (w *aliasWriter) put(a Alias, reserve bool, nowMS int64) (Alias, error) {
 
 // stored is the bucket's value at key, nil if none.
 func (w *aliasWriter) stored(key []byte) []byte {
-	if w.look == nil {
-		return nil
-	}
 	if k, v := w.look.Seek(key); bytes.Equal(k, key) {
 		return v
 	}
@@ -393,8 +396,7 @@ func (w *aliasWriter) next(a Alias, raw []byte, reserve bool, nowMS int64) (held
 	// "|expiry".
 	n := len(a.Target.FeedID) + len(a.Target.ExternalID) + len(a.Type) + len(a.Extra) + 3 + 2*21
 	val = w.value(n, func(b []byte) []byte {
-		b = append(append(append(b, a.Target.FeedID...), '/'), a.Target.ExternalID...)
-		b = append(append(append(append(b, '|'), a.Type...), '|'), a.Extra...)
+		b = appendAliasValue(b, a)
 		if since != 0 {
 			b = strconv.AppendInt(append(b, '|'), since, 10)
 		}

@@ -117,7 +117,7 @@ func (o *aliasOverlay) lookup(fps []AliasFP, out []Alias, nowMS int64) ([]bool, 
 		if f.FeedID != "" {
 			continue
 		}
-		key = append(append(key[:0], 0), f.FP...)
+		key = appendBoltAliasKey(key[:0], f)
 		a, ok := o.m[string(key)]
 		if !ok {
 			continue

@@ -186,6 +186,7 @@ func (r *Redis) commit(ctx context.Context, feedID string, changes []Change, v *
 	op := fmt.Sprintf("redis commit feed %q", feedID)
 	spans := stepSpans(len(changes), func(i int) int { return changes[i].size() })
 	out := make([]Outcome, 0, len(changes))
+	nOwn := ownAliases(own, feedID) // the last step sets them
 	for i, sp := range spans {
 		if err := beforeStep(ctx, op, i, len(spans)); err != nil {
 			return nil, err
@@ -202,9 +203,9 @@ func (r *Redis) commit(ctx context.Context, feedID string, changes []Change, v *
 			args = append(args, c.ExternalID, c.Hash, c.Type, string(c.Action), c.Data)
 		}
 		args = append(args, fenceArg(v), boolArg(last))
-		if n := ownAliases(own, feedID); last && n > 0 {
-			args = slices.Grow(args, 1+3*n)
-			args = append(args, n)
+		if last && nOwn > 0 {
+			args = slices.Grow(args, 1+3*nOwn)
+			args = append(args, nOwn)
 			for _, a := range own {
 				if a.FeedID == feedID {
 					args = append(args, a.FP, aliasValue(a), r.aliasTTL(a).Milliseconds())
