@@ -176,7 +176,9 @@ type record struct {
 	dg []byte
 }
 
-// merge applies u, as merge does to an Item.
+// merge applies u: the digest here (kept as its JSON while it is not
+// compared), the rest by merge. A Changed event names the fields whose
+// digest entries differ from the stored ones, none when they are equal.
 func (r *record) merge(u Update, maxEvents int) error {
 	if !u.Digest.IsZero() {
 		cur, _ := u.Digest.MarshalJSON() // never fails

@@ -260,8 +260,10 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// merge applies u to cur (nil: a new record) and returns the record. The
-// Redis store's Lua script does the same; the contract test holds them to it.
+// merge applies u's facts and event to cur (nil: a new record) and returns
+// the record; the digest, and the fields a Changed event names, are
+// record.merge's (bolt.go), which calls it. The Redis store's Lua script
+// does the same; the contract test holds them to it.
 func merge(cur *Item, u Update, maxEvents int) *Item {
 	rec := cur
 	if rec == nil {
@@ -280,19 +282,6 @@ func merge(cur *Item, u Update, maxEvents int) *Item {
 		rec.LastSeen = u.Event.At
 	}
 	e := u.Event
-	if !u.Digest.IsZero() {
-		var changed []string
-		if rec.Digest != nil {
-			changed = changedFields(rec.Digest, u.Digest)
-			if e.Kind == Changed {
-				e.Fields = changed
-			}
-		}
-		// Converted only when it differs: most updates repeat the digest.
-		if rec.Digest == nil || len(changed) > 0 {
-			rec.Digest = u.Digest.Map()
-		}
-	}
 	if n := len(rec.Events); n > 0 && same(rec.Events[n-1], e) {
 		last := &rec.Events[n-1]
 		last.Count = last.Times() + 1

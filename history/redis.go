@@ -52,7 +52,7 @@ func (r *Redis) hourKey(start int64) string {
 
 // writeScript merges item updates into their records, pushes polls and
 // trims both to their bounds, for one feed. It keeps to the same rules as
-// merge (history.go).
+// record.merge and merge (bolt.go, history.go).
 //
 // KEYS: items, order, polls. ARGV: max items, max events, max polls, time
 // to live (ms), number of polls P, P poll records, then one Update (JSON)
