@@ -393,9 +393,9 @@ func charRefValue(s []byte) (rune, int) {
 
 // parseLifted parses doc with its texts lifted (see liftText), or returns
 // nil when it lifts nothing or gofeed's reading of it is not certain to be
-// the original's. Its parser is newParser's: one that scanned the items'
-// HTML for images would scan the markers.
-func parseLifted(doc []byte) (feed *gofeed.Feed) {
+// the original's. p must be newParser's (parse's own, reused): one that
+// scanned the items' HTML for images would scan the markers.
+func parseLifted(doc []byte, p *gofeed.Parser) (feed *gofeed.Feed) {
 	defer func() {
 		// A panic here must not become the document's ParseError: the
 		// original is still there to parse.
@@ -407,7 +407,7 @@ func parseLifted(doc []byte) (feed *gofeed.Feed) {
 	if alt == nil {
 		return nil
 	}
-	f, err := newParser().Parse(bytes.NewReader(alt))
+	f, err := p.Parse(bytes.NewReader(alt))
 	if err != nil || !restore(f, texts) {
 		return nil
 	}

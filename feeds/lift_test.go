@@ -24,7 +24,7 @@ func gofeedParse(doc []byte) (*gofeed.Feed, error) {
 // reports whether parseLifted read doc.
 func checkLiftText(t *testing.T, name string, doc []byte) bool {
 	t.Helper()
-	got := parseLifted(doc)
+	got := parseLifted(doc, newParser())
 	if got == nil {
 		return false
 	}

@@ -70,7 +70,7 @@ func parse(body []byte, contentType string, maxSize int64) (feed *gofeed.Feed, i
 	if !isJSON {
 		// The same feed, cheaper to parse (see liftText); any error is the
 		// original document's to report.
-		if f := parseLifted(doc); f != nil {
+		if f := parseLifted(doc, p); f != nil {
 			fixFeedText(f)
 			return f, info, nil
 		}

@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/feedworker/feedworker/history"
+	"github.com/feedworker/feedworker/internal/cputime"
 )
 
 // firstPass is the history of a first pass over feeds × items as the
@@ -60,7 +60,7 @@ func firstPass(feeds, items, flushes int) [][]history.Batch {
 // bench's pace, into a file opened as the embedded store opens its own.
 func BenchmarkBoltFirstPass(b *testing.B) {
 	pass := firstPass(1000, 20, 7)
-	cpu0 := cpuTime(b)
+	cpu0 := cputime.Self()
 	for b.Loop() {
 		b.StopTimer()
 		db, err := bolt.Open(filepath.Join(b.TempDir(), "h.db"), 0o600, &bolt.Options{NoFreelistSync: true, FreelistType: bolt.FreelistMapType})
@@ -81,13 +81,5 @@ func BenchmarkBoltFirstPass(b *testing.B) {
 	// The process's CPU, not the wall: the commits' fsyncs wait on a disk
 	// that others share. It includes the opens and closes left out of
 	// the timer, and the collector.
-	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
-}
-
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64(cputime.Self()-cpu0)/float64(b.N), "cpu-ns/op")
 }

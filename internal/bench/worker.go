@@ -7,10 +7,11 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/feedworker/feedworker/internal/cputime"
 )
 
 // WorkerReport is what the worker process tells the bench at exit, read
@@ -58,13 +59,7 @@ type WorkerTiming struct {
 }
 
 // processCPU is this process's user plus system time so far (seconds).
-func processCPU() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0 // not measured; the bench's own accounting still is
-	}
-	return tvSeconds(ru.Utime) + tvSeconds(ru.Stime)
-}
+func processCPU() float64 { return cputime.Self().Seconds() }
 
 // WriteWorkerReport gathers g (the worker's registry) and writes the
 // report, with t, to path. The bench's worker process calls it after its
