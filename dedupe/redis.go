@@ -204,8 +204,8 @@ func (r *Redis) commit(ctx context.Context, feedID string, changes []Change, v *
 		}
 		args = append(args, fenceArg(v), boolArg(last))
 		if last && nOwn > 0 {
-			args = slices.Grow(args, 1+3*nOwn)
-			args = append(args, nOwn)
+			args = slices.Grow(args, 2+3*nOwn)
+			args = append(args, nOwn, r.aliasKey(AliasFP{FeedID: feedID}))
 			for _, a := range own {
 				if a.FeedID == feedID {
 					args = append(args, a.FP, aliasValue(a), r.aliasTTL(a).Milliseconds())

@@ -114,7 +114,8 @@ return {table.concat(codes), known and 1 or 0, stored, expired}
 // ARGV now, feed, store validators ("1"), etag, lm, n, then n tuples
 // (external id, hash, type, action, data), then the fencing token ("0":
 // none), then "1" when this is the Commit's last step (steps.go), then
-// optionally m and m aliases of the feed (fingerprint, value, ttl ms),
+// optionally m, the feed's alias key name without a fingerprint, and m
+// aliases of the feed (fingerprint, value, ttl ms),
 // set as PutAliases sets them. Returns the outcome codes, or the error
 // FENCED.
 const commitSrc = luaLib + `
@@ -183,13 +184,13 @@ if ARGV[3] == "1" then
   redis.call("HSET", KEYS[3], "etag", ARGV[4], "lm", ARGV[5], "at", now)
 end
 if last == "1" then redis.call("HDEL", KEYS[3], "fs") end
--- The feed's aliases: its keys, in its slot, are the val key's name with
--- "a:" and the fingerprint in place of "val".
+-- The feed's aliases: their keys, in its slot, are the key name the
+-- caller gives (Redis.aliasKey's) and the fingerprint.
 local na = tonumber(ARGV[9 + 5*n] or "0")
 if na > 0 then
-  local base = string.sub(KEYS[3], 1, -4) .. "a:"
+  local base = ARGV[10 + 5*n]
   for i = 0, na - 1 do
-    local b = 10 + 5*n + 3*i
+    local b = 11 + 5*n + 3*i
     redis.call("SET", base .. ARGV[b], ARGV[b+1], "PX", ARGV[b+2])
   end
 end
