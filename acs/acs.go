@@ -60,6 +60,9 @@ type Client struct {
 	checkFilt bool
 	notify    func(ctx context.Context, err error)
 	bodies    sync.Pool // *bytes.Buffer for answers' bodies (bodyBuffer)
+	// headers are the values of the headers every request carries, made
+	// once rather than per request.
+	headers struct{ accept, userAgent, json []string }
 
 	// sleep waits between attempts; tests replace it to observe the waits
 	// without spending them.
@@ -223,6 +226,8 @@ func NewClient(baseURL string, httpClient *http.Client, opts ...Option) (*Client
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	u.RawPath = ""
+	// "host:" is "host", as http.NewRequest would take it.
+	u.Host = strings.TrimSuffix(u.Host, ":")
 	if httpClient == nil {
 		httpClient = &http.Client{}
 	}
@@ -249,6 +254,9 @@ func NewClient(baseURL string, httpClient *http.Client, opts ...Option) (*Client
 			return nil, err
 		}
 	}
+	c.headers.accept = []string{"application/json"}
+	c.headers.userAgent = []string{c.userAgent}
+	c.headers.json = []string{"application/json"}
 	c.common.client = c
 	c.Subscribers = (*SubscribersService)(&c.common)
 	c.Unsubscribes = (*UnsubscribesService)(&c.common)

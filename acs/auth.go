@@ -104,7 +104,7 @@ func (t StaticToken) Transport(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return &staticTransport{base: base, header: "Bearer " + string(t)}
+	return &staticTransport{base: base, auth: []string{"Bearer " + string(t)}}
 }
 
 // HTTPClient returns an http.Client using [StaticToken.Transport].
@@ -113,16 +113,13 @@ func (t StaticToken) HTTPClient(base http.RoundTripper) *http.Client {
 }
 
 type staticTransport struct {
-	base   http.RoundTripper
-	header string
+	base http.RoundTripper
+	auth []string // the Authorization header's value
 }
 
 // RoundTrip sends a copy of req carrying the token.
 func (t *staticTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	// A RoundTripper must not modify the caller's request.
-	r := req.Clone(req.Context())
-	r.Header.Set("Authorization", t.header)
-	return t.base.RoundTrip(r)
+	return t.base.RoundTrip(withAuth(req, req.Body, t.auth))
 }
 
 // tokenTransport caches one token, shares it between concurrent requests
@@ -137,39 +134,45 @@ type tokenTransport struct {
 
 	mu  sync.Mutex
 	tok *oauth2.Token
+	// auth is the Authorization header's value for tok, as
+	// tok.SetAuthHeader writes it, made once per token rather than per
+	// request.
+	auth []string
 }
 
-func (t *tokenTransport) cached() *oauth2.Token {
+func (t *tokenTransport) cached() (*oauth2.Token, []string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.tok.Valid() { // Valid treats a token expiring within 10s as expired
-		return t.tok
+		return t.tok, t.auth
 	}
-	return nil
+	return nil, nil
 }
 
-// token returns a valid token; fresh is true when this call fetched it.
-func (t *tokenTransport) token(ctx context.Context) (tok *oauth2.Token, fresh bool, err error) {
-	if tok := t.cached(); tok != nil {
-		return tok, false, nil
+// token returns a valid token and its Authorization header value; fresh
+// is true when this call fetched it.
+func (t *tokenTransport) token(ctx context.Context) (tok *oauth2.Token, auth []string, fresh bool, err error) {
+	if tok, auth := t.cached(); tok != nil {
+		return tok, auth, false, nil
 	}
 	select {
 	case t.sem <- struct{}{}:
 	case <-ctx.Done():
-		return nil, false, ctx.Err()
+		return nil, nil, false, ctx.Err()
 	}
 	defer func() { <-t.sem }()
-	if tok := t.cached(); tok != nil { // fetched while we waited
-		return tok, false, nil
+	if tok, auth := t.cached(); tok != nil { // fetched while we waited
+		return tok, auth, false, nil
 	}
 	tok, err = t.fetch(ctx)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
+	auth = []string{tok.Type() + " " + tok.AccessToken}
 	t.mu.Lock()
-	t.tok = tok
+	t.tok, t.auth = tok, auth
 	t.mu.Unlock()
-	return tok, true, nil
+	return tok, auth, true, nil
 }
 
 // invalidate drops old unless another request has already replaced it.
@@ -177,7 +180,7 @@ func (t *tokenTransport) invalidate(old *oauth2.Token) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.tok == old {
-		t.tok = nil
+		t.tok, t.auth = nil, nil
 	}
 }
 
@@ -185,12 +188,12 @@ func (t *tokenTransport) invalidate(old *oauth2.Token) {
 // or 403 to a request sent with a reused token.
 func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	tok, fresh, err := t.token(ctx)
+	tok, auth, fresh, err := t.token(ctx)
 	if err != nil {
 		closeBody(req)
 		return nil, err
 	}
-	resp, err := t.base.RoundTrip(authorized(req, req.Body, tok))
+	resp, err := t.base.RoundTrip(withAuth(req, req.Body, auth))
 	if err != nil || !refusesToken(resp.StatusCode) || fresh {
 		// A refusal of a token fetched for this very request is the
 		// server's answer, not staleness: refreshing again would loop.
@@ -210,14 +213,14 @@ func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp.Body.Close()
 
 	t.invalidate(tok)
-	tok, _, err = t.token(ctx)
+	_, auth, _, err = t.token(ctx)
 	if err != nil {
 		if body != nil {
 			body.Close()
 		}
 		return nil, err
 	}
-	return t.base.RoundTrip(authorized(req, body, tok))
+	return t.base.RoundTrip(withAuth(req, body, auth))
 }
 
 // refusesToken reports whether status may mean that the server no longer
@@ -229,11 +232,22 @@ func refusesToken(status int) bool {
 	return status == http.StatusUnauthorized || status == http.StatusForbidden
 }
 
-// authorized clones req with body and tok's Authorization header.
-func authorized(req *http.Request, body io.ReadCloser, tok *oauth2.Token) *http.Request {
-	r := req.Clone(req.Context())
+// withAuth returns a copy of req with body and the Authorization header
+// value auth; req itself is left as it is (a RoundTripper must not modify
+// it). The copy is shallow but for the header map, as x/oauth2's own
+// Transport makes it: nothing below changes the URL or the values it
+// shares, and req.Clone's deep copy was most of what the transport cost
+// a request.
+func withAuth(req *http.Request, body io.ReadCloser, auth []string) *http.Request {
+	r := new(http.Request)
+	*r = *req
 	r.Body = body
-	tok.SetAuthHeader(r)
+	h := make(http.Header, len(req.Header)+1)
+	for k, v := range req.Header {
+		h[k] = v
+	}
+	h["Authorization"] = auth
+	r.Header = h
 	return r
 }
 

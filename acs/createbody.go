@@ -15,6 +15,10 @@ import (
 // is written here too.
 type bodyAppender interface {
 	appendJSON(dst []byte) []byte
+	// checkTimestamps is validateTimestamps without reflection, which
+	// cost a create as much as writing its body;
+	// TestCheckTimestampsIsValidateTimestamps holds the two together.
+	checkTimestamps() error
 }
 
 // appendEnvelope appends the envelope newRequest wraps a body in.
@@ -33,6 +37,28 @@ type createFields StoryCreate
 func (r *StoryCreate) appendJSON(dst []byte) []byte {
 	dst, _ = (*createFields)(r).appendFields(append(dst, '{'), true)
 	return append(dst, '}')
+}
+
+func (r *StoryCreate) checkTimestamps() error { return (*createFields)(r).checkTimestamps() }
+
+func (r *LinkCreate) checkTimestamps() error {
+	return checkTimestamps(r.PriorityUntilDateUTC, r.PublishDateUTC, r.ExpirationDateUTC)
+}
+
+func (f *createFields) checkTimestamps() error {
+	return checkTimestamps(f.PriorityUntilDateUTC, f.PublishDateUTC, f.ExpirationDateUTC)
+}
+
+// checkTimestamps checks a create's timestamps in their fields' order, as
+// validateTimestamps does.
+func checkTimestamps(priorityUntil, publish, expiration *Timestamp) error {
+	if err := checkTimestamp("priority_until_date_utc", priorityUntil); err != nil {
+		return err
+	}
+	if err := checkTimestamp("publish_date_utc", publish); err != nil {
+		return err
+	}
+	return checkTimestamp("expiration_date_utc", expiration)
 }
 
 func (r *LinkCreate) appendJSON(dst []byte) []byte {

@@ -2,6 +2,7 @@ package acs
 
 import (
 	"bytes"
+	"errors"
 	"math/rand/v2"
 	"net/http"
 	"reflect"
@@ -148,4 +149,36 @@ func BenchmarkCreateBody(b *testing.B) {
 			buf = appendEnvelope(buf[:0], req)
 		}
 	})
+}
+
+// TestCheckTimestampsIsValidateTimestamps holds the creates' own timestamp
+// checks to the reflective one: the same first bad field, the same error,
+// for every mix of absent, valid, zero and out-of-range timestamps.
+func TestCheckTimestampsIsValidateTimestamps(t *testing.T) {
+	kinds := []func() *Timestamp{
+		func() *Timestamp { return nil },
+		func() *Timestamp { ts := NewTimestamp(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)); return &ts },
+		func() *Timestamp { return &Timestamp{} },
+		func() *Timestamp { ts := NewTimestamp(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)); return &ts },
+		func() *Timestamp { ts := NewTimestamp(time.Date(-3, 1, 1, 0, 0, 0, 0, time.UTC)); return &ts },
+	}
+	for a := range kinds {
+		for b := range kinds {
+			for c := range kinds {
+				bodies := []bodyAppender{
+					&StoryCreate{Title: Ptr("t"), PriorityUntilDateUTC: kinds[a](), PublishDateUTC: kinds[b](), ExpirationDateUTC: kinds[c]()},
+					&LinkCreate{Title: Ptr("t"), PriorityUntilDateUTC: kinds[a](), PublishDateUTC: kinds[b](), ExpirationDateUTC: kinds[c]()},
+				}
+				for _, v := range bodies {
+					got, want := v.checkTimestamps(), validateTimestamps(v)
+					if (got == nil) != (want == nil) || got != nil && got.Error() != want.Error() {
+						t.Fatalf("%T %d%d%d: checkTimestamps = %v, validateTimestamps = %v", v, a, b, c, got, want)
+					}
+					if got != nil && !errors.Is(got, ErrInvalid) {
+						t.Fatalf("%T %d%d%d: %v does not match ErrInvalid", v, a, b, c, got)
+					}
+				}
+			}
+		}
+	}
 }

@@ -92,14 +92,21 @@ func (c *Client) newRequest(method, route string, query url.Values, body any, pa
 				return nil, err
 			}
 		}
-		if err := validateTimestamps(body); err != nil {
+		ba, byHand := body.(bodyAppender)
+		var err error
+		if byHand {
+			err = ba.checkTimestamps()
+		} else {
+			err = validateTimestamps(body)
+		}
+		if err != nil {
 			return nil, err
 		}
 		// Encoded into a reused buffer and copied out at its size: the
 		// buffer's growth by doubling, per request, was most of the bytes
 		// a request allocated.
 		buf := c.bodyBuffer()
-		if ba, ok := body.(bodyAppender); ok {
+		if byHand {
 			// Written into the buffer's spare room; a buffer this outgrew
 			// is kept in its place.
 			b := appendEnvelope(buf.AvailableBuffer(), ba)
@@ -110,7 +117,7 @@ func (c *Client) newRequest(method, route string, query url.Values, body any, pa
 			c.putBodyBuffer(buf)
 			return r, nil
 		}
-		err := encode(buf, envelope{Template: envelopeTemplate{Version: APIVersion, Data: []any{body}}})
+		err = encode(buf, envelope{Template: envelopeTemplate{Version: APIVersion, Data: []any{body}}})
 		if err == nil {
 			r.body = bytes.Clone(buf.Bytes())
 		}
@@ -237,28 +244,43 @@ func (e *errTransport) Unwrap() error { return e.err }
 // comes in a buffer of bodyBuffer's, for the caller to give back.
 func (c *Client) attempt(ctx context.Context, r *request, n int) (*Response, *bytes.Buffer, error) {
 	if c.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.timeout)
-		defer cancel()
+		// A deadline of the caller's as early already bounds the attempt:
+		// another context, and its timer, would change nothing.
+		if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > c.timeout {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, c.timeout)
+			defer cancel()
+		}
 	}
-	u := *c.baseURL
-	u.Path = c.baseURL.Path + r.path
-	// Spaces as %20, not form encoding's "+": a timestamp in filters_json
-	// holds a space, and a server reading the query by RFC 3986 would take
-	// "+" literally. A literal "+" is already escaped as %2B by Encode.
-	u.RawQuery = strings.ReplaceAll(r.query.Encode(), "+", "%20")
 	var rd io.Reader
 	if r.body != nil {
 		rd = bytes.NewReader(r.body) // also sets GetBody, so auth can replay it
 	}
-	req, err := http.NewRequestWithContext(ctx, r.method, u.String(), rd)
+	// The URL is filled in as a struct, not written out as a string for
+	// NewRequest to parse back: the request line is the same (it is the
+	// URL's escaped path and query either way), without the parse.
+	req, err := http.NewRequestWithContext(ctx, r.method, "", rd)
 	if err != nil {
 		return nil, nil, fmt.Errorf("acs: %s %s: %w", r.method, r.route, err)
 	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", c.userAgent)
+	*req.URL = url.URL{
+		Scheme: c.baseURL.Scheme,
+		Host:   c.baseURL.Host,
+		Path:   c.baseURL.Path + r.path,
+		// Spaces as %20, not form encoding's "+": a timestamp in
+		// filters_json holds a space, and a server reading the query by
+		// RFC 3986 would take "+" literally. A literal "+" is already
+		// escaped as %2B by Encode.
+		RawQuery: strings.ReplaceAll(r.query.Encode(), "+", "%20"),
+	}
+	req.Host = c.baseURL.Host
+	// The values are the client's own, shared by its requests, which
+	// nothing changes (a RoundTripper must not modify a request); the
+	// keys are in canonical form, as Set would write them.
+	req.Header["Accept"] = c.headers.accept
+	req.Header["User-Agent"] = c.headers.userAgent
 	if r.body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header["Content-Type"] = c.headers.json
 	}
 
 	start := time.Now()

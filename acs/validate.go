@@ -99,14 +99,26 @@ func validateTimestamps(body any) error {
 		if fv.Type() != timestampType {
 			continue
 		}
-		if err := fv.Interface().(Timestamp).validate(); err != nil {
-			var ve *ValidationError
-			if errors.As(err, &ve) {
-				name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-				return &ValidationError{Field: name, Message: ve.Message}
-			}
+		ts := fv.Interface().(Timestamp)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if err := checkTimestamp(name, &ts); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkTimestamp checks t (nil: absent), naming the field name in its error.
+func checkTimestamp(name string, t *Timestamp) error {
+	if t == nil {
+		return nil
+	}
+	if err := t.validate(); err != nil {
+		var ve *ValidationError
+		if errors.As(err, &ve) {
+			return &ValidationError{Field: name, Message: ve.Message}
+		}
+		return err
 	}
 	return nil
 }
