@@ -316,15 +316,17 @@ func (a *AdaptiveRate) readHeaders(now time.Time, h http.Header) {
 	if h == nil {
 		return
 	}
-	if q, w, ok := parsePolicy(h.Get("RateLimit-Policy")); ok {
+	// The names in canonical form (as http.CanonicalHeaderKey writes
+	// them), which Get looks up without making them anew per answer.
+	if q, w, ok := parsePolicy(h.Get("Ratelimit-Policy")); ok {
 		a.policy = q / w.Seconds()
 	}
-	remaining, reset, ok := parseRateLimitField(h.Get("RateLimit"), now)
+	remaining, reset, ok := parseRateLimitField(h.Get("Ratelimit"), now)
 	if !ok {
-		remaining, reset, ok = parseRateLimitTriple(h, "RateLimit-", now)
+		remaining, reset, ok = parseRateLimitTriple(h, "Ratelimit-Remaining", "Ratelimit-Reset", now)
 	}
 	if !ok {
-		remaining, reset, ok = parseRateLimitTriple(h, "X-RateLimit-", now)
+		remaining, reset, ok = parseRateLimitTriple(h, "X-Ratelimit-Remaining", "X-Ratelimit-Reset", now)
 	}
 	if !ok || reset <= 0 {
 		return
@@ -343,6 +345,9 @@ func (a *AdaptiveRate) readHeaders(now time.Time, h http.Header) {
 // parsePolicy reads a quota and window from RateLimit-Policy; the first
 // policy listed is taken.
 func parsePolicy(v string) (float64, time.Duration, bool) {
+	if v == "" {
+		return 0, 0, false
+	}
 	v, _, _ = strings.Cut(v, ",")
 	parts := strings.Split(v, ";")
 	var q float64
@@ -398,9 +403,10 @@ func parseRateLimitField(v string, now time.Time) (float64, time.Duration, bool)
 	return remaining, reset, true
 }
 
-// parseRateLimitTriple reads PREFIX-Remaining and PREFIX-Reset.
-func parseRateLimitTriple(h http.Header, prefix string, now time.Time) (float64, time.Duration, bool) {
-	rs, ts := h.Get(prefix+"Remaining"), h.Get(prefix+"Reset")
+// parseRateLimitTriple reads the fields named remainingKey and resetKey
+// (PREFIX-Remaining and PREFIX-Reset).
+func parseRateLimitTriple(h http.Header, remainingKey, resetKey string, now time.Time) (float64, time.Duration, bool) {
+	rs, ts := h.Get(remainingKey), h.Get(resetKey)
 	if rs == "" || ts == "" {
 		return 0, 0, false
 	}
