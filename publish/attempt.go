@@ -51,7 +51,10 @@ func (p *Publisher) deliver(soft, hard context.Context, j job, ops chan<- *store
 	}
 	if h != nil {
 		// The sender goes on; the outcome is reported once recorded.
-		p.handOver(hard, log, j, r.s, ops, h, func() { p.delivered(hard, log, j, r) })
+		// The report has copies of its own, so that j and r stay off
+		// the heap on the other path.
+		hj, hr := j, r
+		p.handOver(hard, log, j, r.s, ops, h, func() { p.delivered(hard, log, hj, hr) })
 		return nil
 	}
 	next := p.takeNext(soft, ops, work)
