@@ -83,9 +83,12 @@ func (c *Client) newRequest(method, route string, query url.Values, body any, pa
 	if strings.ContainsRune(rest, '{') {
 		return nil, fmt.Errorf("acs: route %s: fewer parameters than placeholders", route)
 	}
-	path.WriteString(rest)
-
-	r := &request{method: method, route: route, path: path.String(), query: query}
+	r := &request{method: method, route: route, path: route, query: query}
+	if len(params) > 0 {
+		// Without parameters (a create) the path is the route, not a copy.
+		path.WriteString(rest)
+		r.path = path.String()
+	}
 	if body != nil && !isNilPointer(body) {
 		if v, ok := body.(validator); ok {
 			if err := v.validate(); err != nil {
@@ -225,9 +228,12 @@ func answerOf(resp *Response, err error) (int, http.Header, time.Duration) {
 		return 0, nil, 0
 	}
 	var ra time.Duration
-	var apiErr *Error
-	if errors.As(err, &apiErr) {
-		ra = apiErr.RetryAfter
+	if err != nil {
+		// Declared here, it is not put on the heap for every answer.
+		var apiErr *Error
+		if errors.As(err, &apiErr) {
+			ra = apiErr.RetryAfter
+		}
 	}
 	return resp.StatusCode, resp.Header, ra
 }
