@@ -38,7 +38,9 @@ func BenchmarkCreateRef(b *testing.B) {
 		Categories: []Ref{{ID: 1}, {ID: 2}},
 	}
 	run := func(b *testing.B, c *Client) {
-		ctx := context.Background()
+		// A deadline, as the worker's sends have (publish's SendTimeout).
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
 		b.ReportAllocs()
 		n, cpu0 := 0, cputime.Self()
 		for b.Loop() {
@@ -74,6 +76,36 @@ func BenchmarkCreateRef(b *testing.B) {
 		}
 		run(b, c)
 	})
+
+	// As the worker's client is: client credentials (a token fetched
+	// once), a 30s http.Client Timeout.
+	b.Run("client-oauth", func(b *testing.B) {
+		cc := ClientCredentials{TokenURL: "http://127.0.0.1:8089/oauth/token", ClientID: "id", ClientSecret: "secret"}
+		hc := cc.HTTPClient(tokenAnswerTransport{answerTransport(answer)})
+		hc.Timeout = 30 * time.Second
+		c, err := NewClient("http://127.0.0.1:8089", hc, WithUserAgent("feedworker-bench"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		run(b, c)
+	})
+}
+
+// tokenAnswerTransport answers the token endpoint with a token good for an
+// hour, and everything else as next does.
+type tokenAnswerTransport struct{ next http.RoundTripper }
+
+func (t tokenAnswerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Path != "/oauth/token" {
+		return t.next.RoundTrip(r)
+	}
+	if r.Body != nil {
+		_, _ = io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+	}
+	tok := `{"access_token":"bench-token","token_type":"bearer","expires_in":3600}`
+	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: io.NopCloser(strings.NewReader(tok)), ContentLength: int64(len(tok)), Request: r}, nil
 }
 
 // answerTransport answers every request 201 with body, having read the
