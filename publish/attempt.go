@@ -82,34 +82,14 @@ func (p *Publisher) delivered(hard context.Context, log *slog.Logger, j job, r r
 		p.m.requests.WithLabelValues(cmp.Or(r.typ, "unknown"), r.outcome).Inc()
 	}
 	p.observeDelivery(j, r)
-	attrs := []any{"type", r.typ, "attempt", j.Attempts + 1}
-	if r.s.Run != "" {
-		attrs = append(attrs, "unresolved", r.s.Run, "in_a_row", runLength(j, r.s.Run))
-	}
 	// An unreadable answer is logged at ERROR once per feed and cause;
 	// the attempts it fails are then told more quietly.
 	quiet := p.noteUnreadable(log, j.Key.FeedID, r.err)
-	switch r.outcome {
-	case "created", "updated", "recovered":
-		log.Info("published", append(attrs, "outcome", r.outcome, "content_id", r.s.ContentID)...)
-	case outcomeAliased, outcomeMerged:
-		log.Info("repost of another feed's item; not posted", append(attrs, "outcome", r.outcome, "content_id", r.s.ContentID)...)
-	case "removed":
-		log.Warn("content deleted on the service; left alone", append(attrs, "cause", r.err)...)
-	case "deleted":
-		log.Info("withdrawn at the source; deleted on the service", append(attrs, "content_id", r.s.ContentID)...)
-	case "dead_letter":
-		lv := slog.LevelError
-		if quiet {
-			lv = slog.LevelWarn
-		}
-		log.Log(hard, lv, "delivery failed permanently; dead-lettered", append(attrs, "status", r.s.Status, "cause", r.err)...)
-	default:
-		lv := slog.LevelWarn
-		if quiet {
-			lv = slog.LevelDebug
-		}
-		log.Log(hard, lv, "delivery failed; will retry", append(attrs, "status", r.s.Status, "retry_at", r.s.Next, "cause", r.err)...)
+	if lv := deliveredLevel(r.outcome, quiet); log.Enabled(hard, lv) {
+		// Only then are the attributes made: at the usual level (warn)
+		// a published item logs nothing, and making them was most of
+		// what reporting it cost.
+		logDelivered(hard, log, lv, j, r)
 	}
 	if r.s.Kind != dedupe.Retry {
 		p.backlog.finished()
@@ -121,6 +101,47 @@ func (p *Publisher) delivered(hard context.Context, log *slog.Logger, j job, r r
 		// (the slot is freed once the outcome is recorded, or, handed
 		// over, the recording wakes the claimer), else the next poll.
 		p.wake()
+	}
+}
+
+// deliveredLevel is the level delivered logs an outcome at.
+func deliveredLevel(outcome string, quiet bool) slog.Level {
+	switch outcome {
+	case "created", "updated", "recovered", outcomeAliased, outcomeMerged, "deleted":
+		return slog.LevelInfo
+	case "removed":
+		return slog.LevelWarn
+	case "dead_letter":
+		if quiet {
+			return slog.LevelWarn
+		}
+		return slog.LevelError
+	}
+	if quiet {
+		return slog.LevelDebug
+	}
+	return slog.LevelWarn
+}
+
+// logDelivered logs an outcome at lv (deliveredLevel's).
+func logDelivered(ctx context.Context, log *slog.Logger, lv slog.Level, j job, r result) {
+	attrs := []any{"type", r.typ, "attempt", j.Attempts + 1}
+	if r.s.Run != "" {
+		attrs = append(attrs, "unresolved", r.s.Run, "in_a_row", runLength(j, r.s.Run))
+	}
+	switch r.outcome {
+	case "created", "updated", "recovered":
+		log.Log(ctx, lv, "published", append(attrs, "outcome", r.outcome, "content_id", r.s.ContentID)...)
+	case outcomeAliased, outcomeMerged:
+		log.Log(ctx, lv, "repost of another feed's item; not posted", append(attrs, "outcome", r.outcome, "content_id", r.s.ContentID)...)
+	case "removed":
+		log.Log(ctx, lv, "content deleted on the service; left alone", append(attrs, "cause", r.err)...)
+	case "deleted":
+		log.Log(ctx, lv, "withdrawn at the source; deleted on the service", append(attrs, "content_id", r.s.ContentID)...)
+	case "dead_letter":
+		log.Log(ctx, lv, "delivery failed permanently; dead-lettered", append(attrs, "status", r.s.Status, "cause", r.err)...)
+	default:
+		log.Log(ctx, lv, "delivery failed; will retry", append(attrs, "status", r.s.Status, "retry_at", r.s.Next, "cause", r.err)...)
 	}
 }
 

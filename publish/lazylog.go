@@ -12,7 +12,19 @@ import (
 // delivery that logs nothing at the configured level (a first pass at
 // "warn" logs nothing per item) as much as one that does.
 func itemLogger(l *slog.Logger, feedID, externalID string) *slog.Logger {
-	return slog.New(&lazyAttrs{base: l.Handler(), attrs: []slog.Attr{slog.String("feed", feedID), slog.String("external_id", externalID)}})
+	// One allocation per item, the logger, handler and attributes in it.
+	il := &itemLog{lazyAttrs: lazyAttrs{base: l.Handler()}}
+	il.arr = [2]slog.Attr{slog.String("feed", feedID), slog.String("external_id", externalID)}
+	il.attrs = il.arr[:]
+	il.logger = *slog.New(&il.lazyAttrs)
+	return &il.logger
+}
+
+// itemLog is what itemLogger makes, in one piece.
+type itemLog struct {
+	lazyAttrs
+	arr    [2]slog.Attr
+	logger slog.Logger
 }
 
 // lazyAttrs is a handler with attributes added on first use.
