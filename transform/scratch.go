@@ -46,7 +46,12 @@ func (sc *scratch) node(n html.Node) *html.Node {
 
 // appendAttr adds a to the attribute list being built, which began at
 // len(sc.attrs).
-func (sc *scratch) appendAttr(a html.Attribute) { sc.attrs = append(sc.attrs, a) }
+func (sc *scratch) appendAttr(a html.Attribute) {
+	if sc.attrs == nil {
+		sc.attrs = make([]html.Attribute, 0, 32)
+	}
+	sc.attrs = append(sc.attrs, a)
+}
 
 // attrList returns the list built since start (len(sc.attrs) then), nil
 // when empty. Its capacity is its length, so that appending to it
