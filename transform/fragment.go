@@ -84,7 +84,7 @@ func parseSimple(src string, parent *html.Node, sc *scratch) bool {
 	if strings.IndexByte(src, 0) >= 0 {
 		return false // the parser drops NULs from text
 	}
-	z := html.NewTokenizerFragment(strings.NewReader(src), "body")
+	z := sc.tokenizer(src)
 	root := sc.node(html.Node{Type: html.ElementNode, DataAtom: atom.Html, Data: "html"})
 	var stackBuf [16]*html.Node
 	stack := append(stackBuf[:0], root)

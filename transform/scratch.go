@@ -2,21 +2,44 @@ package transform
 
 import (
 	"golang.org/x/net/html"
+	"strings"
 )
 
 // scratch is the memory one span of a feed's items (see Map) reuses from
 // one item to the next: the nodes and attribute lists of the item's parsed
-// bodies, the DOM steps' lists and the sanitizer's buffers. Each body
-// otherwise allocated them anew, and the garbage collector's share of the
-// worker's CPU grows with the bytes allocated. Nothing built from it may
-// outlive the item: reset, before the next item, hands the same memory out
-// again.
+// bodies, their tokenizer, the DOM steps' lists and the sanitizer's
+// buffers. Each body otherwise allocated them anew, and the garbage
+// collector's share of the worker's CPU grows with the bytes allocated.
+// Nothing built from it may outlive the item: reset, before the next item,
+// hands the same memory out again.
 type scratch struct {
 	nodes  []html.Node // the current slab; nodes[:nNodes] are in use
 	nNodes int
 	attrs  []html.Attribute // attribute lists, cut one after the other
 	steps  domSteps
 	bodies *sanitizeBatch
+	reader strings.Reader  // the body being tokenized
+	fresh  *html.Tokenizer // see tokenizer
+	tok    html.Tokenizer
+}
+
+// tokenizer returns a tokenizer of src, as html.NewTokenizerFragment(src,
+// "body") makes one, without its 4 KB buffer and map each time (a third
+// of the bytes a body's mapping allocated): fresh is one such tokenizer,
+// never run, reading from sc.reader, and each body's tokenizer is a copy
+// of it. The copy shares fresh's buffer and attribute-name map, which the
+// tokenizer empties before each use (the buffer starts empty; the map is
+// cleared at each tag), so one body at a time may use them (a copy that
+// needs a larger buffer grows one of its own). TestScratchCorpus and the
+// parseSimple tests, which build every tree in a reused scratch, hold the
+// trees equal to the parser's.
+func (sc *scratch) tokenizer(src string) *html.Tokenizer {
+	sc.reader.Reset(src)
+	if sc.fresh == nil {
+		sc.fresh = html.NewTokenizerFragment(&sc.reader, "body")
+	}
+	sc.tok = *sc.fresh
+	return &sc.tok
 }
 
 func newScratch(s *bodySanitizer) *scratch {
