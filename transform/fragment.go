@@ -90,10 +90,11 @@ func parseSimple(src string, parent *html.Node, sc *scratch) bool {
 	stack := append(stackBuf[:0], root)
 	var openP, openItem, openDef int // <p>, <li>, <dd> and <dt> elements open
 	var openFormat []atom.Atom
-	// pos is where the token starts in src: the tokens are read with the
-	// tokenizer's accessors rather than Token, which copies every text
-	// and allocates each tag's attribute list; a text that is its raw
-	// source is that part of src, not a copy.
+	// The tokens are read with the tokenizer's accessors rather than
+	// Token, which copies every text and allocates each tag's attribute
+	// list: a text or attribute value that is its own source is taken
+	// from src, where the token starts at at (the tokens' raw bytes
+	// partition the input; pos is where the next one starts).
 	pos := 0
 	for {
 		tt := z.Next()
