@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"bytes"
 	"io"
 	"slices"
 	"strings"
@@ -16,8 +17,8 @@ import (
 // x/net/html's own tokens without the parser's insertion modes, scope
 // searches and stacks, and leaves everything else to html.ParseFragment
 // (TestParseSimpleCorpus and FuzzParseSimple compare the two trees).
-func parseFragment(src string, parent *html.Node) {
-	if parseSimple(src, parent) {
+func parseFragment(src string, parent *html.Node, sc *scratch) {
+	if parseSimple(src, parent, sc) {
 		return
 	}
 	nodes, err := html.ParseFragment(strings.NewReader(src), &html.Node{Type: html.ElementNode, Data: "body", DataAtom: atom.Body})
@@ -79,16 +80,22 @@ func simpleKindOf(a atom.Atom) simpleKind {
 // <pre> is dropped, and a formatting element's attributes are sorted
 // (its Noah's Ark clause compares them so). Otherwise it reports false
 // and leaves parent as it was.
-func parseSimple(src string, parent *html.Node) bool {
+func parseSimple(src string, parent *html.Node, sc *scratch) bool {
 	if strings.IndexByte(src, 0) >= 0 {
 		return false // the parser drops NULs from text
 	}
-	z := html.NewTokenizerFragment(strings.NewReader(src), "body")
-	root := &html.Node{Type: html.ElementNode, DataAtom: atom.Html, Data: "html"}
+	z := sc.tokenizer(src)
+	root := sc.node(html.Node{Type: html.ElementNode, DataAtom: atom.Html, Data: "html"})
 	var stackBuf [16]*html.Node
 	stack := append(stackBuf[:0], root)
 	var openP, openItem, openDef int // <p>, <li>, <dd> and <dt> elements open
 	var openFormat []atom.Atom
+	// The tokens are read with the tokenizer's accessors rather than
+	// Token, which copies every text and allocates each tag's attribute
+	// list: a text or attribute value that is its own source is taken
+	// from src, where the token starts at at (the tokens' raw bytes
+	// partition the input; pos is where the next one starts).
+	pos := 0
 	for {
 		tt := z.Next()
 		if tt == html.ErrorToken {
@@ -97,11 +104,16 @@ func parseSimple(src string, parent *html.Node) bool {
 			}
 			break
 		}
-		tok := z.Token()
+		raw := z.Raw()
+		at := pos
+		pos += len(raw)
 		top := stack[len(stack)-1]
 		switch tt {
 		case html.TextToken:
-			d := tok.Data
+			d := sourceText(src, at, raw)
+			if d == "" {
+				d = string(z.Text())
+			}
 			if top.DataAtom == atom.Pre && top.FirstChild == nil {
 				d = strings.TrimPrefix(d, "\r")
 				d = strings.TrimPrefix(d, "\n")
@@ -112,34 +124,43 @@ func parseSimple(src string, parent *html.Node) bool {
 			if last := top.LastChild; last != nil && last.Type == html.TextNode {
 				last.Data += d
 			} else {
-				top.AppendChild(&html.Node{Type: html.TextNode, Data: d})
+				top.AppendChild(sc.node(html.Node{Type: html.TextNode, Data: d}))
 			}
 		case html.CommentToken:
-			top.AppendChild(&html.Node{Type: html.CommentNode, Data: tok.Data})
+			top.AppendChild(sc.node(html.Node{Type: html.CommentNode, Data: string(z.Text())}))
 		case html.StartTagToken, html.SelfClosingTagToken:
-			kind := simpleKindOf(tok.DataAtom)
+			name, hasAttr := z.TagName()
+			a := atom.Lookup(name)
+			kind := simpleKindOf(a)
 			switch {
 			case kind == 0, len(stack) > maxSimpleDepth:
 				return false
 			case kind == kindBlock && openP > 0:
 				return false
-			case tok.DataAtom == atom.Li && openItem > 0, (tok.DataAtom == atom.Dd || tok.DataAtom == atom.Dt) && openDef > 0:
+			case a == atom.Li && openItem > 0, (a == atom.Dd || a == atom.Dt) && openDef > 0:
 				return false
-			case isHeading(tok.DataAtom) && isHeading(top.DataAtom):
+			case isHeading(a) && isHeading(top.DataAtom):
 				return false
-			case kind == kindFormat && slices.Contains(openFormat, tok.DataAtom):
+			case kind == kindFormat && slices.Contains(openFormat, a):
 				return false
 			}
-			n := &html.Node{Type: html.ElementNode, DataAtom: tok.DataAtom, Data: tok.Data, Attr: tok.Attr}
+			// The attributes as Token reads them.
+			start := len(sc.attrs)
+			for hasAttr {
+				var key, val []byte
+				key, val, hasAttr = z.TagAttr()
+				sc.appendAttr(html.Attribute{Key: atom.String(key), Val: sourceString(src, at, raw, val)})
+			}
+			n := sc.node(html.Node{Type: html.ElementNode, DataAtom: a, Data: a.String(), Attr: sc.attrList(start)})
 			if kind == kindFormat {
 				slices.SortFunc(n.Attr, compareAttr)
 			}
 			top.AppendChild(n)
-			if kind == kindVoid || tok.DataAtom == atom.Hr {
+			if kind == kindVoid || a == atom.Hr {
 				continue
 			}
 			stack = append(stack, n)
-			switch tok.DataAtom {
+			switch a {
 			case atom.P:
 				openP++
 			case atom.Li:
@@ -148,14 +169,16 @@ func parseSimple(src string, parent *html.Node) bool {
 				openDef++
 			}
 			if kind == kindFormat {
-				openFormat = append(openFormat, tok.DataAtom)
+				openFormat = append(openFormat, a)
 			}
 		case html.EndTagToken:
-			if len(stack) == 1 || top.DataAtom != tok.DataAtom || simpleKindOf(tok.DataAtom) == 0 {
+			name, _ := z.TagName()
+			a := atom.Lookup(name)
+			if len(stack) == 1 || a == 0 || top.DataAtom != a || simpleKindOf(a) == 0 {
 				return false
 			}
 			stack = stack[:len(stack)-1]
-			switch tok.DataAtom {
+			switch a {
 			case atom.P:
 				openP--
 			case atom.Li:
@@ -163,7 +186,7 @@ func parseSimple(src string, parent *html.Node) bool {
 			case atom.Dd, atom.Dt:
 				openDef--
 			}
-			if simpleKindOf(tok.DataAtom) == kindFormat {
+			if simpleKindOf(a) == kindFormat {
 				openFormat = openFormat[:len(openFormat)-1]
 			}
 		default: // a doctype
@@ -177,6 +200,33 @@ func parseSimple(src string, parent *html.Node) bool {
 		c = next
 	}
 	return true
+}
+
+// sourceText returns the text of a text token whose raw bytes, raw, start
+// at at in src, when the text is those bytes as they are: no character
+// reference to decode and no carriage return to convert (Text does both,
+// in place: call it after). It returns "" otherwise. The raw bytes are
+// src's from at on (the tokens' raw bytes partition the input); the
+// comparison makes sure of it.
+func sourceText(src string, at int, raw []byte) string {
+	end := at + len(raw)
+	if end > len(src) || bytes.IndexByte(raw, '&') >= 0 || bytes.IndexByte(raw, '\r') >= 0 || src[at:end] != string(raw) {
+		return ""
+	}
+	return src[at:end]
+}
+
+// sourceString returns b as a string: the same bytes in src, found within
+// the token's raw bytes (which start at at), when they are there, else a
+// copy. An attribute value without a character reference is its own
+// source.
+func sourceString(src string, at int, raw, b []byte) string {
+	if i := bytes.Index(raw, b); i >= 0 && len(b) > 0 {
+		if start, end := at+i, at+i+len(b); end <= len(src) && src[start:end] == string(b) {
+			return src[start:end]
+		}
+	}
+	return string(b)
 }
 
 func isHeading(a atom.Atom) bool {

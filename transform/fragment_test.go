@@ -42,8 +42,9 @@ var simpleCases = []struct {
 }
 
 func TestParseSimple(t *testing.T) {
+	sc := &scratch{} // shared, as a span's items share it
 	for _, c := range simpleCases {
-		if got := checkParseSimple(t, c.src); got != c.simple {
+		if got := checkParseSimple(t, sc, c.src); got != c.simple {
 			t.Errorf("parseSimple(%q) = %v, want %v", c.src, got, c.simple)
 		}
 	}
@@ -52,6 +53,7 @@ func TestParseSimple(t *testing.T) {
 // TestParseSimpleCorpus: on every body of the corpus that parseSimple
 // takes, it builds the parser's tree; and it takes most of them.
 func TestParseSimpleCorpus(t *testing.T) {
+	sc := &scratch{}
 	var bodies, simple int
 	for _, feed := range corpusFeeds(t) {
 		for _, it := range feed.Items {
@@ -60,7 +62,7 @@ func TestParseSimpleCorpus(t *testing.T) {
 					continue
 				}
 				bodies++
-				if checkParseSimple(t, src) {
+				if checkParseSimple(t, sc, src) {
 					simple++
 				}
 			}
@@ -73,15 +75,24 @@ func FuzzParseSimple(f *testing.F) {
 	for _, c := range simpleCases {
 		f.Add(c.src)
 	}
-	f.Fuzz(func(t *testing.T, src string) { checkParseSimple(t, src) })
+	f.Fuzz(func(t *testing.T, src string) {
+		// Twice in one scratch: the second tree is built in the memory
+		// of the first.
+		sc := &scratch{}
+		checkParseSimple(t, sc, src)
+		checkParseSimple(t, sc, src)
+	})
 }
 
 // checkParseSimple fails t when parseSimple takes src and builds another
 // tree than html.ParseFragment; it reports whether parseSimple took it.
-func checkParseSimple(t *testing.T, src string) bool {
+// The tree is built in sc, reset first, as Map resets it before each
+// item.
+func checkParseSimple(t *testing.T, sc *scratch, src string) bool {
 	t.Helper()
+	sc.reset()
 	got := &html.Node{Type: html.ElementNode, Data: "div", DataAtom: atom.Div}
-	if !parseSimple(src, got) {
+	if !parseSimple(src, got, sc) {
 		if got.FirstChild != nil {
 			t.Errorf("parseSimple(%q) refused it but changed the parent", src)
 		}

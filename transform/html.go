@@ -35,7 +35,15 @@ type content struct {
 // get their real source, and every URL is made absolute against base (a
 // <base> element in the content is ignored: it is removed, never obeyed).
 func parseContent(src string, base *url.URL) *content {
-	c := &content{root: &html.Node{Type: html.ElementNode, Data: "div", DataAtom: atom.Div}}
+	return parseContentIn(&scratch{}, src, base)
+}
+
+// parseContentIn is parseContent building the tree from sc's memory: the
+// content must not outlive sc's next reset. The strings it gives out
+// (image, firstSrc) are copies, not parts of src, so that a payload holding
+// one does not hold the whole source too.
+func parseContentIn(sc *scratch, src string, base *url.URL) *content {
+	c := &content{root: sc.node(html.Node{Type: html.ElementNode, Data: "div", DataAtom: atom.Div})}
 	src = strings.TrimSpace(src)
 	if src == "" {
 		return c
@@ -44,12 +52,13 @@ func parseContent(src string, base *url.URL) *content {
 		src = textToHTML(src)
 	}
 	c.size = len(src)
-	parseFragment(src, c.root)
+	parseFragment(src, c.root, sc)
 	c.firstSrc, c.hasFirstSrc = firstImgSrc(c.root)
+	c.firstSrc = strings.Clone(c.firstSrc)
 
 	// The elements each step works on, in document order, gathered by
 	// the pruning walk: one walk where goquery made one per step.
-	var steps domSteps
+	steps := sc.domSteps()
 	steps.prune(c.root)
 	for _, n := range steps.images {
 		c.handleImage(n, base)
@@ -104,7 +113,7 @@ func (c *content) handleImage(n *html.Node, base *url.URL) {
 		return
 	}
 	if c.image == "" {
-		c.image = abs
+		c.image = strings.Clone(abs)
 	}
 }
 

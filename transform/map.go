@@ -116,12 +116,13 @@ func (m *Mapping) Map(feed *gofeed.Feed, now time.Time) []Result {
 		ids[i] = id
 	}
 	mapSpans(len(feed.Items), func(lo, hi int) {
-		// A span's own zones and sanitizer buffers: spans run at once.
+		// A span's own zones and scratch memory: spans run at once.
 		zones := map[string]*time.Location{}
-		bodies := m.sanitizer.batch()
+		sc := newScratch(m.sanitizer)
 		for i := lo; i < hi; i++ {
 			if ids[i] != "" {
-				m.mapItem(&results[i], feed, feed.Items[i], ids[i], links[i], feedBase, now, zones, nil, bodies)
+				sc.reset()
+				m.mapItem(&results[i], feed, feed.Items[i], ids[i], links[i], feedBase, now, zones, nil, sc)
 			}
 		}
 	})
@@ -189,13 +190,21 @@ type itemData struct {
 	body             *content // parsed on first use
 	desc             *content // parsed on first use; nil when the body is the description
 	descIsBody       bool
+	sc               *scratch // nil: each parse has its own
 }
 
 func (d *itemData) bodyContent() *content {
 	if d.body == nil {
-		d.body = parseContent(d.bodySrc, d.base)
+		d.body = d.parse(d.bodySrc)
 	}
 	return d.body
+}
+
+func (d *itemData) parse(src string) *content {
+	if d.sc == nil {
+		return parseContent(src, d.base)
+	}
+	return parseContentIn(d.sc, src, d.base)
 }
 
 // gofeedImage is the Item.Image gofeed's RSS translator would have found
@@ -223,10 +232,11 @@ func (d *itemData) gofeedImage(item *gofeed.Item, desc func() *content) *gofeed.
 
 // mapItem runs the steps of the package comment for one item. ev, when
 // not nil, is an event read already (an iCalendar VEVENT): the item is an
-// Event with those fields, whatever the type settings say. bodies, when
-// not nil, sanitizes the body with buffers shared by the caller's items.
-func (m *Mapping) mapItem(r *Result, feed *gofeed.Feed, item *gofeed.Item, id, link string, feedBase *url.URL, now time.Time, zones map[string]*time.Location, ev *Event, bodies *sanitizeBatch) {
-	d := &itemData{link: link, base: feedBase}
+// Event with those fields, whatever the type settings say. sc, when not
+// nil, is memory shared by the caller's items (reset before each), for
+// parsing and sanitizing the item's bodies.
+func (m *Mapping) mapItem(r *Result, feed *gofeed.Feed, item *gofeed.Item, id, link string, feedBase *url.URL, now time.Time, zones map[string]*time.Location, ev *Event, sc *scratch) {
+	d := &itemData{link: link, base: feedBase, sc: sc}
 	// URLs in the content resolve against the item's page; gofeed has
 	// already resolved Atom content against xml:base.
 	if b := parseBase(link); b != nil {
@@ -255,7 +265,7 @@ func (m *Mapping) mapItem(r *Result, feed *gofeed.Feed, item *gofeed.Item, id, l
 			return nil
 		}
 		if d.desc == nil {
-			d.desc = parseContent(description, d.base)
+			d.desc = d.parse(description)
 		}
 		return d.desc
 	}
@@ -387,8 +397,8 @@ func (m *Mapping) mapItem(r *Result, feed *gofeed.Feed, item *gofeed.Item, id, l
 	}
 
 	// Sanitize last, then hash.
-	if bodies != nil {
-		bodies.add(d.bodyContent(), &p.Body, p)
+	if sc != nil {
+		sc.bodies.add(d.bodyContent(), &p.Body, p)
 	} else {
 		p.Body = m.sanitizer.sanitize(d.bodyContent())
 		p.Hash = p.computeHash()

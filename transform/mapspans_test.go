@@ -110,7 +110,7 @@ func TestMapLargeFeed(t *testing.T) {
 			}
 		default:
 			seen[id] = true
-			m.mapItem(&want, feed, item, id, links[i], base, testNow.UTC(), zones, nil, m.sanitizer.batch())
+			m.mapItem(&want, feed, item, id, links[i], base, testNow.UTC(), zones, nil, newScratch(m.sanitizer))
 		}
 		if !reflect.DeepEqual(got[i], want) {
 			t.Fatalf("item %d:\n got %+v\nwant %+v", i, got[i], want)

@@ -69,7 +69,7 @@ func (s *bodySanitizer) sanitizeTree(c *content) (string, bool) {
 // attributes. It matches them by name, as bluemonday does.
 type treeWalk struct {
 	bt   *sanitizeBatch
-	b    strings.Builder
+	b    []byte
 	skip []string
 	next int // the number of the next tag with attributes, in walk order
 }
@@ -113,7 +113,7 @@ func (w *treeWalk) write(n *html.Node) {
 	if n.Type == html.TextNode {
 		// Render escapes text and the tokenizer unescapes it; bluemonday
 		// writes it escaped again: the same escaping, once.
-		writeEscaped(&w.b, n.Data)
+		w.b = appendEscaped(w.b, n.Data)
 		return
 	}
 	name := n.Data
@@ -124,11 +124,11 @@ func (w *treeWalk) write(n *html.Node) {
 		if len(n.Attr) > 0 {
 			v := w.bt.verdict(w.next)
 			w.next++
-			w.b.Write(v)
+			w.b = append(w.b, v...)
 			dropped = len(v) == 0
 		} else {
 			out := w.bt.s.bare[name]
-			w.b.WriteString(out)
+			w.b = append(w.b, out...)
 			dropped = out == ""
 		}
 		if dropped && !void {
@@ -140,7 +140,7 @@ func (w *treeWalk) write(n *html.Node) {
 	}
 	// Render adds a newline where a parser would drop the first one.
 	if c := n.FirstChild; name == "pre" && c != nil && c.Type == html.TextNode && strings.HasPrefix(c.Data, "\n") {
-		w.b.WriteByte('\n')
+		w.b = append(w.b, '\n')
 	}
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
 		w.write(c)
@@ -148,9 +148,9 @@ func (w *treeWalk) write(n *html.Node) {
 	if k := len(w.skip); k > 0 && w.skip[k-1] == name {
 		w.skip = w.skip[:k-1]
 	} else if allowed {
-		w.b.WriteString("</")
-		w.b.WriteString(name)
-		w.b.WriteByte('>')
+		w.b = append(w.b, "</"...)
+		w.b = append(w.b, name...)
+		w.b = append(w.b, '>')
 	}
 }
 
@@ -180,23 +180,9 @@ func appendTag(b []byte, name string, attrs []html.Attribute, void bool) []byte 
 	return append(b, '>')
 }
 
-// writeEscaped writes s escaped as html.EscapeString escapes it, straight
-// into b: EscapeString copies each string it escapes
+// appendEscaped appends s escaped as html.EscapeString escapes it, without
+// the copy EscapeString makes of each string it escapes
 // (TestEscapedIsEscapeString holds them equal).
-func writeEscaped(b *strings.Builder, s string) {
-	for {
-		i := nextEscaped(s)
-		if i < 0 {
-			b.WriteString(s)
-			return
-		}
-		b.WriteString(s[:i])
-		b.WriteString(htmlEscape(s[i]))
-		s = s[i+1:]
-	}
-}
-
-// appendEscaped is writeEscaped appending to a byte slice.
 func appendEscaped(b []byte, s string) []byte {
 	for {
 		i := nextEscaped(s)

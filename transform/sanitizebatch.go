@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"bytes"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -15,6 +16,7 @@ type sanitizeBatch struct {
 	out      []byte           // the verdicts on the body's tags, in walk order, one after the other
 	verdicts []int            // the end of each verdict in out
 	clean    []html.Attribute // the judge's scratch
+	buf      []byte           // the sanitized HTML, before it is copied out
 }
 
 func (s *bodySanitizer) batch() *sanitizeBatch {
@@ -68,12 +70,13 @@ func (bt *sanitizeBatch) verdict(i int) []byte {
 
 // write writes the sanitized HTML of c, whose tags collect judged.
 func (bt *sanitizeBatch) write(c *content) string {
-	w := treeWalk{bt: bt}
-	// The output is about the size of the source plus what the verdicts
-	// add (rel and target on links): grown once, not by doubling.
-	w.b.Grow(c.size + 256 + len(bt.out))
+	// Written in the batch's buffer, then copied out at its size: the
+	// buffer, about the size of the source plus what the verdicts add
+	// (rel and target on links), is grown once for all the bodies.
+	w := treeWalk{bt: bt, b: bt.buf[:0]}
 	for n := range c.root.ChildNodes() {
 		w.write(n)
 	}
-	return strings.TrimSpace(w.b.String())
+	bt.buf = w.b[:0]
+	return string(bytes.TrimSpace(w.b))
 }
