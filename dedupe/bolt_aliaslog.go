@@ -143,6 +143,33 @@ func appendLogEntry(b []byte, key string, val []byte) []byte {
 	return append(b, val...)
 }
 
+// logPartBytes bounds a part of a commit's log record. The log is
+// appended to, so each commit rewrites the bucket's last leaf: a record
+// of one value (tens of KB for a pass's commit of 32 feeds) shares that
+// leaf with the one or two before it, which were written again with it,
+// four times the log's size in all. Parts of a few to a page are written
+// about once.
+const logPartBytes = 1024
+
+// logRecord is one commit's log record, in parts of whole entries, each
+// a record of its own key: a replay reads them as it reads records.
+type logRecord struct {
+	parts [][]byte
+	size  int
+}
+
+// add appends an entry of key and val.
+func (r *logRecord) add(key string, val []byte) {
+	n := len(r.parts)
+	if n == 0 || len(r.parts[n-1]) >= logPartBytes {
+		r.parts = append(r.parts, make([]byte, 0, logPartBytes+len(key)+len(val)+2*binary.MaxVarintLen64))
+		n++
+	}
+	before := len(r.parts[n-1])
+	r.parts[n-1] = appendLogEntry(r.parts[n-1], key, val)
+	r.size += len(r.parts[n-1]) - before
+}
+
 // readLogEntries calls fn for each key and value of a log record, in
 // order.
 func readLogEntries(rec []byte, fn func(key, val []byte) error) error {

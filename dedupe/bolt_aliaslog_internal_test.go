@@ -192,3 +192,64 @@ func TestBoltAliasMerge(t *testing.T) {
 		}
 	}
 }
+
+// TestBoltAliasLogInParts: a commit logging more than logPartBytes writes
+// its record in parts of whole entries, each at most one entry past the
+// bound; a crash replays all of them, and in order: a value staged by
+// the commit, logged after the reservation of the same key, is the one
+// found.
+func TestBoltAliasLogInParts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.db")
+	b, err := OpenBolt(path, BoltOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, now := t.Context(), time.UnixMilli(1_700_000_000_000)
+	var as []Alias
+	for i := range 100 {
+		as = append(as, acrossAlias(fmt.Sprintf("u:%03d", i), "f1", "a"))
+	}
+	if _, err := b.ReserveAliases(ctx, as, now); err != nil {
+		t.Fatal(err)
+	}
+	renamed := acrossAlias("u:000", "f1", "a")
+	renamed.Extra = "a new title"
+	changes := []Change{{ExternalID: "a", Hash: "h", Type: "story", Action: ActionPublish, Data: []byte(`{"a":1}`)}}
+	if _, err := b.CommitAliases(ctx, "f1", changes, nil, []Alias{renamed}, now); err != nil {
+		t.Fatal(err)
+	}
+	records, size := logSize(t, b)
+	if records < 2 {
+		t.Errorf("a log of %d bytes is in %d records; want it in parts", size, records)
+	}
+	err = b.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bAliasLog).ForEach(func(k, v []byte) error {
+			if len(v) > 2*logPartBytes {
+				t.Errorf("log record %x of %d bytes; want at most about %d", k, len(v), logPartBytes)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	b = crashAndReopen(t, b, path)
+	fps := make([]AliasFP, len(as))
+	for i, a := range as {
+		fps[i] = a.AliasFP
+	}
+	got, err := b.LookupAliases(ctx, fps, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range got {
+		want := as[i].Extra
+		if i == 0 {
+			want = renamed.Extra
+		}
+		if !g.Found || g.Target != (Key{"f1", "a"}) || g.Extra != want {
+			t.Errorf("after the crash, %s = %+v; want held by f1/a with extra %q", g.FP, g, want)
+		}
+	}
+}

@@ -98,7 +98,7 @@ func (o *aliasOverlay) finish(tx *bolt.Tx) error {
 		return errNotBegun
 	}
 	n := len(o.unlogged)
-	var rec []byte
+	var rec logRecord
 	for _, k := range o.unlogged {
 		a, ok := o.m[k]
 		// A key merged since it was set is in the bucket, and out of the
@@ -107,7 +107,7 @@ func (o *aliasOverlay) finish(tx *bolt.Tx) error {
 		if !ok || o.stage.merged[k].gen == a.gen {
 			continue
 		}
-		rec = appendLogEntry(rec, k, a.val)
+		rec.add(k, a.val)
 	}
 	// After the reserved: a key reserved before it was staged holds the
 	// staged value once tx commits, and a replay takes the last.
@@ -116,7 +116,7 @@ func (o *aliasOverlay) finish(tx *bolt.Tx) error {
 			delete(o.stage.m, k) // reserved meanwhile: the reservation stands
 			continue
 		}
-		rec = appendLogEntry(rec, k, s.val)
+		rec.add(k, s.val)
 	}
 	staged := len(o.stage.m) > 0
 	o.mu.Unlock()
@@ -126,18 +126,20 @@ func (o *aliasOverlay) finish(tx *bolt.Tx) error {
 	if n == 0 && !staged {
 		return nil
 	}
-	if len(rec) > 0 {
+	if rec.size > 0 {
 		lb, err := tx.CreateBucketIfNotExists(bAliasLog)
 		if err != nil {
 			return err
 		}
 		dense(lb)
-		seq, err := lb.NextSequence()
-		if err != nil {
-			return err
-		}
-		if err := lb.Put(u64(int64(seq)), rec); err != nil {
-			return err
+		for _, part := range rec.parts {
+			seq, err := lb.NextSequence()
+			if err != nil {
+				return err
+			}
+			if err := lb.Put(u64(int64(seq)), part); err != nil {
+				return err
+			}
 		}
 	}
 	// This runs once the commit is durable, inside the committer's
@@ -160,7 +162,7 @@ func (o *aliasOverlay) finish(tx *bolt.Tx) error {
 			o.gen++
 			o.m[k] = overlayAlias{val: s.val, exp: s.exp, gen: o.gen}
 		}
-		o.logged += len(rec)
+		o.logged += rec.size
 	})
 	return nil
 }

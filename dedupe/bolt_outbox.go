@@ -1,7 +1,6 @@
 package dedupe
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,10 +17,15 @@ func (m meta) encode() []byte {
 }
 
 // outbox is the top-level buckets of a write transaction.
-type outbox struct{ due, dueX, dead, data, meta, runs, claims *bolt.Bucket }
+type outbox struct {
+	due, dueX, dead *bolt.Bucket
+	data            payloads
+	meta, runs      *bolt.Bucket
+	claims          *bolt.Bucket
+}
 
 func outboxOf(tx *bolt.Tx) outbox {
-	return outbox{dense(tx.Bucket(bDue)), tx.Bucket(bDueX), tx.Bucket(bDead), tx.Bucket(bData), tx.Bucket(bMeta), tx.Bucket(bRuns), tx.Bucket(bClaims)}
+	return outbox{dense(tx.Bucket(bDue)), tx.Bucket(bDueX), tx.Bucket(bDead), payloadsOf(tx), tx.Bucket(bMeta), tx.Bucket(bRuns), tx.Bucket(bClaims)}
 }
 
 // run returns the entry's run of like failures (see Settlement.Run).
@@ -78,7 +82,7 @@ func (o outbox) putMeta(member string, m meta) error {
 
 // enqueue mirrors the commit script's enqueue.
 func (o outbox) enqueue(member, hash string, data []byte, now int64) error {
-	if err := o.data.Put([]byte(member), data); err != nil {
+	if err := o.data.put(member, data); err != nil {
 		return err
 	}
 	m, ok, err := o.getMeta(member)
@@ -101,7 +105,7 @@ func (o outbox) enqueue(member, hash string, data []byte, now int64) error {
 
 func (o outbox) drop(member string) error {
 	return errors.Join(o.unsetDue(member), o.dead.Delete([]byte(member)),
-		o.data.Delete([]byte(member)), o.meta.Delete([]byte(member)), o.runs.Delete([]byte(member)))
+		o.data.delete(member), o.meta.Delete([]byte(member)), o.runs.Delete([]byte(member)))
 }
 
 // claimedBy reports whether a live claim on member is held, and by whom.
@@ -142,10 +146,10 @@ func (b *Bolt) Claim(ctx context.Context, owner string, max int, ttl time.Durati
 			}
 		}
 		for _, member := range members {
-			data := o.data.Get([]byte(member))
+			data, derr := o.data.get(member)
 			m, ok, err := o.getMeta(member)
 			key, kerr := ParseKey(member)
-			if err != nil || !ok || data == nil || kerr != nil {
+			if err != nil || !ok || data == nil || derr != nil || kerr != nil {
 				// An entry without its payload cannot be delivered; drop
 				// it rather than spin on it.
 				if err := o.unsetDue(member); err != nil {
@@ -363,13 +367,17 @@ func renewTx(tx *bolt.Tx, k Key, owner string, ttl time.Duration) (Renewal, erro
 func (b *Bolt) DeadLetters(ctx context.Context) ([]DeadLetter, error) {
 	var out []DeadLetter
 	err := b.view(ctx, "dead letters", func(tx *bolt.Tx) error {
-		o := outbox{dead: tx.Bucket(bDead), data: tx.Bucket(bData), meta: tx.Bucket(bMeta)}
+		o := outbox{dead: tx.Bucket(bDead), data: payloadsOf(tx), meta: tx.Bucket(bMeta)}
 		return o.dead.ForEach(func(k, v []byte) error {
 			key, err := ParseKey(string(k))
 			if err != nil {
 				return err
 			}
-			d := DeadLetter{ID: string(k), Key: key, At: fromMS(fromU64(v)), Data: bytes.Clone(o.data.Get(k))}
+			data, err := o.data.get(string(k))
+			if err != nil {
+				return err
+			}
+			d := DeadLetter{ID: string(k), Key: key, At: fromMS(fromU64(v)), Data: data}
 			m, ok, err := o.getMeta(string(k))
 			if err != nil {
 				return err
