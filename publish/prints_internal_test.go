@@ -4,7 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/feedworker/feedworker/transform"
 )
 
 // TestPrintsUnchanged checks digest and bandPrint against the formulas
@@ -25,6 +30,52 @@ func TestPrintsUnchanged(t *testing.T) {
 			if got := bandPrint("2026-01-02", band, bits); got != want {
 				t.Errorf("bandPrint(%d, %#x) = %s, want %s", band, bits, got, want)
 			}
+		}
+	}
+}
+
+// TestPrintsOfUnchanged checks printsOf, which writes an item's
+// fingerprints into one buffer, against digest and bandPrint one by one.
+func TestPrintsOfUnchanged(t *testing.T) {
+	body := strings.Repeat("<p>Council approves the budget for roads and schools after a long debate.</p> ", 8)
+	day := time.Date(2026, 1, 2, 23, 30, 0, 0, time.FixedZone("x", -3600))
+	for _, pl := range []transform.Payload{
+		{Title: "A", ExternalURL: "https://www.example.com/a/", GUID: "https://example.com/a", PublishDate: day, Body: body},
+		{Title: "B", ExternalURL: "https://example.com/b", GUID: "tag:example.com,2026:b", PublishDate: day, Body: body},
+		{Title: "C", GUID: "https://example.com/c?utm_source=x", Body: body},
+		{Title: "D", PublishDate: day, Body: "short"},
+		{Title: "E", PublishDate: day, Body: body},
+		{Title: "F"},
+	} {
+		var want itemPrints
+		add := func(fp string) {
+			if !slices.Contains(want.urls, fp) {
+				want.urls = append(want.urls, fp)
+			}
+		}
+		if a := transform.AliasURL(pl.ExternalURL); a != "" {
+			add(digest('u', a))
+		}
+		if pl.GUID != "" {
+			if a := transform.AliasURL(pl.GUID); a != "" {
+				add(digest('u', a))
+			} else {
+				add(digest('g', transform.AliasGUID(pl.GUID)))
+			}
+		}
+		want.title = transform.TitleKey(pl.Title)
+		if sim, ok := transform.BodySimHash(pl.Body); ok && !pl.PublishDate.IsZero() {
+			want.sim = sim
+			for b := range simBands {
+				want.bands = append(want.bands, bandPrint(pl.PublishDate.UTC().Format(time.DateOnly), b, (sim>>(16*b))&0xffff))
+			}
+		}
+		got := printsOf(&pl, true)
+		if !slices.Equal(got.urls, want.urls) || !slices.Equal(got.bands, want.bands) || got.sim != want.sim || got.title != want.title {
+			t.Errorf("printsOf(%s) = %+v, want %+v", pl.Title, got, want)
+		}
+		if got := printsOf(&pl, false); len(got.bands) != 0 || got.sim != 0 || !slices.Equal(got.urls, want.urls) {
+			t.Errorf("printsOf(%s, no text) = %+v", pl.Title, got)
 		}
 	}
 }

@@ -87,18 +87,34 @@ func digest(kind byte, s string) string {
 	return digestBytes(kind, []byte(s))
 }
 
+// printLen is the length of a digest: a kind letter, ':' and 16 bytes.
+const printLen = 2 + 16
+
 // digestBytes is digest of b, built in one allocation (the result).
 func digestBytes(kind byte, b []byte) string {
+	var out [printLen]byte
+	return string(appendDigest(out[:0], kind, b))
+}
+
+// appendDigest appends digest(kind, b) to dst.
+func appendDigest(dst []byte, kind byte, b []byte) []byte {
 	sum := sha256.Sum256(b)
-	var out [2 + 16]byte // 12 bytes are 16 in unpadded base64
-	out[0], out[1] = kind, ':'
-	base64.RawURLEncoding.Encode(out[2:], sum[:12])
-	return string(out[:])
+	dst = append(dst, kind, ':')
+	n := len(dst)
+	dst = append(dst, make([]byte, 16)...) // 12 bytes are 16 in unpadded base64
+	base64.RawURLEncoding.Encode(dst[n:], sum[:12])
+	return dst
 }
 
 // bandPrint is the text fingerprint of one band of a SimHash:
 // digest('b', fmt.Sprintf("%s|%d|%04x", day, band, bits)), without fmt.
 func bandPrint(day string, band int, bits uint64) string {
+	var out [printLen]byte
+	return string(appendBandPrint(out[:0], []byte(day), band, bits))
+}
+
+// appendBandPrint appends bandPrint(day, band, bits) to dst.
+func appendBandPrint(dst, day []byte, band int, bits uint64) []byte {
 	var buf [64]byte
 	b := append(buf[:0], day...)
 	b = append(b, '|')
@@ -108,40 +124,59 @@ func bandPrint(day string, band int, bits uint64) string {
 		b = append(b, '0') // %04x
 	}
 	b = strconv.AppendUint(b, bits, 16)
-	return digestBytes('b', b)
+	return appendDigest(dst, 'b', b)
 }
 
+// printsOf computes an item's fingerprints. They are written into one
+// buffer and cut out of one string, in one slice: a string and a slice
+// each were most of what matching allocated per item.
 func printsOf(pl *transform.Payload, text bool) itemPrints {
 	var ip itemPrints
-	add := func(fp string) {
-		for _, u := range ip.urls {
-			if u == fp {
+	var buf [(2 + simBands) * printLen]byte
+	b := buf[:0]
+	nurl := 0
+	add := func(kind byte, s string) {
+		b = appendDigest(b, kind, []byte(s))
+		fp := b[len(b)-printLen:]
+		for i := range nurl {
+			if string(b[i*printLen:(i+1)*printLen]) == string(fp) {
+				b = b[:len(b)-printLen]
 				return
 			}
 		}
-		ip.urls = append(ip.urls, fp)
+		nurl++
 	}
 	if a := transform.AliasURL(pl.ExternalURL); a != "" {
-		add(digest('u', a))
+		add('u', a)
 	}
 	if pl.GUID != "" {
 		if a := transform.AliasURL(pl.GUID); a != "" {
-			add(digest('u', a))
+			add('u', a)
 		} else {
-			add(digest('g', transform.AliasGUID(pl.GUID)))
+			add('g', transform.AliasGUID(pl.GUID))
 		}
 	}
 	ip.title = transform.TitleKey(pl.Title)
+	nband := 0
 	if text && !pl.PublishDate.IsZero() {
 		if sim, ok := transform.BodySimHash(pl.Body); ok {
-			day := pl.PublishDate.UTC().Format(time.DateOnly)
+			var dayBuf [16]byte
+			day := pl.PublishDate.UTC().AppendFormat(dayBuf[:0], time.DateOnly)
 			ip.sim = sim
-			ip.bands = make([]string, 0, simBands)
-			for b := range simBands {
-				ip.bands = append(ip.bands, bandPrint(day, b, (sim>>(16*b))&0xffff))
+			for band := range simBands {
+				b = appendBandPrint(b, day, band, (sim>>(16*band))&0xffff)
 			}
+			nband = simBands
 		}
 	}
+	if len(b) == 0 {
+		return ip
+	}
+	all, fps := string(b), make([]string, nurl+nband)
+	for i := range fps {
+		fps[i] = all[i*printLen : (i+1)*printLen]
+	}
+	ip.urls, ip.bands = fps[:nurl:nurl], fps[nurl:]
 	return ip
 }
 
@@ -341,11 +376,13 @@ func aliasesOf(feedID string, kept []*transform.Payload, status []dedupe.Status,
 				out = append(out, dedupe.Alias{AliasFP: dedupe.AliasFP{FP: fp}, Target: target, Type: typ, Extra: ip.title})
 			}
 		}
-		if o.Text && status[i] == dedupe.StatusNew && target.FeedID == feedID {
+		if o.Text && status[i] == dedupe.StatusNew && target.FeedID == feedID && len(ip.bands) > 0 {
+			// The bands share one value: built once, not once a band.
+			extra := strconv.FormatUint(ip.sim, 16) + " " + ip.title
 			for _, fp := range ip.bands {
 				if !plan.shared[fp] {
 					out = append(out, dedupe.Alias{AliasFP: dedupe.AliasFP{FeedID: feedID, FP: fp}, Target: target, Type: typ,
-						Extra: strconv.FormatUint(ip.sim, 16) + " " + ip.title, TTL: o.Window})
+						Extra: extra, TTL: o.Window})
 				}
 			}
 		}
