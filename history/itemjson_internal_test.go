@@ -219,3 +219,28 @@ func TestRecordKeepsTheDigestAsStored(t *testing.T) {
 		}
 	}
 }
+
+func TestUpdateJSONMatchesEncodingJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range 5000 {
+		it := randomItem(r)
+		u := Update{ID: it.ID, Title: it.Title, Link: it.Link, GUID: it.GUID, Seen: r.IntN(2) == 0}
+		if len(it.Events) > 0 {
+			u.Event = it.Events[0]
+		}
+		if r.IntN(3) > 0 {
+			for f := range numFields {
+				if r.IntN(4) > 0 {
+					u.Digest.Set(f, r.Uint32())
+				}
+			}
+		}
+		want, err := json.Marshal(&u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendUpdateJSON([]byte("x"), &u); string(got[1:]) != string(want) {
+			t.Fatalf("update %d: wrote\n%s\nencoding/json writes\n%s", i, got[1:], want)
+		}
+	}
+}
