@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedworker/feedworker/dedupe"
 	"github.com/feedworker/feedworker/transform"
 )
 
@@ -76,6 +77,37 @@ func TestPrintsOfUnchanged(t *testing.T) {
 		}
 		if got := printsOf(&pl, false); len(got.bands) != 0 || got.sim != 0 || !slices.Equal(got.urls, want.urls) {
 			t.Errorf("printsOf(%s, no text) = %+v", pl.Title, got)
+		}
+	}
+}
+
+// TestAliasesOfSized checks that aliasesOf counts the aliases it makes
+// exactly (its slice is sized by a loop of its own), for fetches with
+// matches in and out of the feed, shared and reserved fingerprints.
+func TestAliasesOfSized(t *testing.T) {
+	body := strings.Repeat("<p>Council approves the budget for roads and schools after a long debate.</p> ", 8)
+	day := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
+	var kept []*transform.Payload
+	for i := range 6 {
+		kept = append(kept, &transform.Payload{Type: transform.TypeStory, ExternalID: fmt.Sprint("e", i), Title: fmt.Sprint("Title ", i),
+			ExternalURL: fmt.Sprint("https://example.com/", i), GUID: fmt.Sprint("tag:", i), PublishDate: day, Body: body + fmt.Sprint(i)})
+	}
+	kept[5].ExternalURL = kept[4].ExternalURL // shared within the fetch
+	status := []dedupe.Status{dedupe.StatusNew, dedupe.StatusNew, dedupe.StatusChanged, dedupe.StatusNew, dedupe.StatusUnchanged, dedupe.StatusNew}
+	plan := &repostPlan{prints: make([]itemPrints, len(kept)), matches: map[int]repostMatch{
+		1: {by: MatchURL, target: dedupe.Key{FeedID: "f", ExternalID: "old"}, rec: dedupe.Record{Type: transform.TypeStory}},
+		3: {by: MatchAcross, target: dedupe.Key{FeedID: "g", ExternalID: "x"}, rec: dedupe.Record{Type: transform.TypeStory}},
+	}, shared: map[string]bool{}, reserved: map[string]bool{}}
+	for i, pl := range kept {
+		plan.prints[i] = printsOf(pl, true)
+	}
+	plan.shared[plan.prints[4].urls[0]] = true
+	plan.reserved[plan.prints[0].urls[0]] = true
+	plan.reserved[plan.prints[3].urls[1]] = true
+	for _, o := range []RepostOptions{{URL: true, Text: true, AcrossFeeds: true, Window: time.Hour}, {URL: true}, {Text: true}, {URL: true, AcrossFeeds: true}} {
+		out := aliasesOf("f", kept, status, plan, o)
+		if len(out) == 0 || len(out) != cap(out) {
+			t.Errorf("%+v: %d aliases in a slice of %d", o, len(out), cap(out))
 		}
 	}
 }

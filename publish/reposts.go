@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -209,22 +210,20 @@ func (p *Publisher) matchReposts(ctx context.Context, ai dedupe.AliasIndex, feed
 		nurl += len(plan.prints[i].urls)
 		nband += len(plan.prints[i].bands)
 	}
-	nfp := nurl + nband
-	count := make(map[string]int, nfp)
-	inFetch := make(map[string]bool, len(kept))
-	for i, pl := range kept {
-		for _, fp := range plan.prints[i].urls {
-			count[fp]++
-		}
-		for _, fp := range plan.prints[i].bands {
-			count[fp]++
-		}
-		inFetch[pl.ExternalID] = true
+	// The fingerprints several items have are found by sorting them all
+	// (an item's own are distinct): a map counting them was the largest
+	// allocation of matching. Most fetches share none (shared stays nil).
+	all := make([]string, 0, nurl+nband)
+	for i := range kept {
+		all = append(append(all, plan.prints[i].urls...), plan.prints[i].bands...)
 	}
-	plan.shared = map[string]bool{}
-	for fp, n := range count {
-		if n > 1 {
-			plan.shared[fp] = true
+	slices.Sort(all)
+	for i := 1; i < len(all); i++ {
+		if all[i] == all[i-1] {
+			if plan.shared == nil {
+				plan.shared = map[string]bool{}
+			}
+			plan.shared[all[i]] = true
 		}
 	}
 	type ask struct {
@@ -279,6 +278,7 @@ func (p *Publisher) matchReposts(ctx context.Context, ai dedupe.AliasIndex, feed
 	}
 	// The first usable hit per item wins: a feed's own link or GUID, then
 	// another feed's, then text (asks are in that order per item).
+	var inFetch map[string]bool // made for the first hit that needs it
 	for n, h := range hits {
 		a := asks[n]
 		if !h.Found || plan.matches[a.item].by != "" {
@@ -295,7 +295,9 @@ func (p *Publisher) matchReposts(ctx context.Context, ai dedupe.AliasIndex, feed
 		switch {
 		case a.by == MatchAcross && (h.Target.FeedID == feedID || h.Type != pl.Type):
 			continue // its own feed is asked above; other types never merge
-		case a.by != MatchAcross && (h.Target.FeedID != feedID || inFetch[h.Target.ExternalID]):
+		case a.by != MatchAcross && h.Target.FeedID != feedID:
+			continue
+		case a.by != MatchAcross && inFetchOf(&inFetch, kept)[h.Target.ExternalID]:
 			continue // never a match within one fetch
 		case a.by == MatchURL || a.by == MatchAcross:
 			// A link reused for another story (a "latest" page, a
@@ -340,18 +342,53 @@ func (p *Publisher) matchReposts(ctx context.Context, ai dedupe.AliasIndex, feed
 	return plan, p.reserveAcross(ctx, ai, feedID, kept, status, act, plan, o, now)
 }
 
+// inFetchOf returns *m, the set of the fetch's external ids, made first
+// if it is nil.
+func inFetchOf(m *map[string]bool, kept []*transform.Payload) map[string]bool {
+	if *m == nil {
+		*m = make(map[string]bool, len(kept))
+		for _, pl := range kept {
+			(*m)[pl.ExternalID] = true
+		}
+	}
+	return *m
+}
+
 // aliasesOf are the aliases a committed fetch leaves: every item's URL
 // fingerprints (renewed while the item is in its feed), a new item's text
 // fingerprint for the window, and a repost's identity alias. A repost's
 // fingerprints point to the item it is a repost of. Fingerprints shared
 // within the fetch are not kept.
 func aliasesOf(feedID string, kept []*transform.Payload, status []dedupe.Status, plan *repostPlan, o RepostOptions) []dedupe.Alias {
-	// Sized for the most the loop below can add: an Alias is large, and
-	// growing the slice by doubling was 3% of a first pass's allocation.
+	// Counted first, by the loop's rules: an Alias is large, and growing
+	// the slice by doubling was 3% of a first pass's allocation (and
+	// sizing it for the most it could hold, 2% more).
 	n := 0
 	for i := range kept {
+		own, matched := true, false
+		if m, ok := plan.matches[i]; ok {
+			own, matched = m.target.FeedID == feedID, true
+			n++
+		}
 		ip := plan.prints[i]
-		n += 1 + 2*len(ip.urls) + len(ip.bands)
+		for _, fp := range ip.urls {
+			if plan.shared[fp] {
+				continue
+			}
+			if own {
+				n++
+			}
+			if o.AcrossFeeds && (matched || !plan.reserved[fp]) {
+				n++
+			}
+		}
+		if o.Text && status[i] == dedupe.StatusNew && own {
+			for _, fp := range ip.bands {
+				if !plan.shared[fp] {
+					n++
+				}
+			}
+		}
 	}
 	out := make([]dedupe.Alias, 0, n)
 	for i, pl := range kept {
