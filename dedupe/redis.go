@@ -230,9 +230,10 @@ func (r *Redis) commit(ctx context.Context, feedID string, changes []Change, v *
 
 // appendOwnAliases appends the commit script's arguments for the aliases
 // of feedID in as: fingerprint, value and TTL (ms) each. The values are
-// cut out of one string, and a TTL's argument is made once for a run of
-// aliases that share it: a string and a boxed number per alias were most
-// of what a commit allocated for its aliases.
+// cut out of one buffer (go-redis sends a []byte as it sends a string),
+// and a TTL's argument is made once for a run of aliases that share it: a
+// string and a boxed number per alias were most of what a commit
+// allocated for its aliases.
 func (r *Redis) appendOwnAliases(args []any, as []Alias, feedID string) []any {
 	size := 0
 	for i := range as {
@@ -246,7 +247,7 @@ func (r *Redis) appendOwnAliases(args []any, as []Alias, feedID string) []any {
 			buf = appendAliasValue(buf, as[i])
 		}
 	}
-	vals := string(buf)
+	vals := buf
 	var ttl time.Duration
 	var ttlArg any
 	for i := range as {
@@ -258,7 +259,7 @@ func (r *Redis) appendOwnAliases(args []any, as []Alias, feedID string) []any {
 		if t := r.aliasTTL(*a); ttlArg == nil || t != ttl {
 			ttl, ttlArg = t, t.Milliseconds()
 		}
-		args = append(args, a.FP, vals[:n], ttlArg)
+		args = append(args, a.FP, vals[:n:n], ttlArg)
 		vals = vals[n:]
 	}
 	return args

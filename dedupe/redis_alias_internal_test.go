@@ -43,7 +43,7 @@ func TestAppendOwnAliases(t *testing.T) {
 	var want []any
 	for _, a := range as {
 		if a.FeedID == "f" {
-			want = append(want, a.FP, aliasValue(a), r.aliasTTL(a).Milliseconds())
+			want = append(want, a.FP, []byte(aliasValue(a)), r.aliasTTL(a).Milliseconds())
 		}
 	}
 	if got := r.appendOwnAliases([]any{"x"}, as, "f"); !reflect.DeepEqual(got, append([]any{"x"}, want...)) {

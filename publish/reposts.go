@@ -230,10 +230,26 @@ func (p *Publisher) matchReposts(ctx context.Context, ai dedupe.AliasIndex, feed
 		item int
 		by   string
 	}
-	// At most every URL fingerprint twice (the feed's own and across
-	// feeds), every band once, an identity each.
-	fps := make([]dedupe.AliasFP, 0, 2*nurl+nband+len(kept))
-	asks := make([]ask, 0, cap(fps))
+	// Sized for what the loop below asks, shared fingerprints aside:
+	// sized for every matcher, the slices were twice what a first sight
+	// (across feeds only) asks.
+	b2i := func(b bool) int {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	perURL, perBand, nask := b2i(o.URL && known)+b2i(o.URL && o.AcrossFeeds), b2i(o.Text && known), 0
+	for i, s := range status {
+		switch s {
+		case dedupe.StatusNew:
+			nask += perURL*len(plan.prints[i].urls) + perBand*len(plan.prints[i].bands)
+		case dedupe.StatusChanged:
+			nask += b2i(o.URL)
+		}
+	}
+	fps := make([]dedupe.AliasFP, 0, nask)
+	asks := make([]ask, 0, nask)
 	for i, s := range status {
 		ip := plan.prints[i]
 		switch s {
