@@ -47,6 +47,8 @@ func TestPrintsOfUnchanged(t *testing.T) {
 		{Title: "D", PublishDate: day, Body: "short"},
 		{Title: "E", PublishDate: day, Body: body},
 		{Title: "F"},
+		{Title: "G", ExternalURL: "https://example.com/g?utm_source=x", GUID: "https://example.com/g?utm_source=x", PublishDate: day, Body: body},
+		{Title: "H", ExternalURL: "urn:x:1", GUID: "urn:x:1"},
 	} {
 		var want itemPrints
 		add := func(fp string) {

@@ -147,11 +147,16 @@ func printsOf(pl *transform.Payload, text bool) itemPrints {
 		}
 		nurl++
 	}
-	if a := transform.AliasURL(pl.ExternalURL); a != "" {
-		add('u', a)
+	link := transform.AliasURL(pl.ExternalURL)
+	if link != "" {
+		add('u', link)
 	}
 	if pl.GUID != "" {
-		if a := transform.AliasURL(pl.GUID); a != "" {
+		a := link // a permalink GUID is the link: not normalised twice
+		if pl.GUID != pl.ExternalURL {
+			a = transform.AliasURL(pl.GUID)
+		}
+		if a != "" {
 			add('u', a)
 		} else {
 			add('g', transform.AliasGUID(pl.GUID))
