@@ -111,16 +111,7 @@ func sourceUpdate(it *gofeed.Item, e history.Event) history.Update {
 // Accepted implements publish.Observer.
 func (r *recorder) Accepted(feedID string, accepted time.Time, items []publish.Accepted) {
 	at := accepted.UnixMilli()
-	// Room for the delivery of each queued item: the recorder keeps ups
-	// as the feed's pending updates and appends the deliveries' to it,
-	// which would otherwise copy it to grow.
-	queued := 0
-	for _, a := range items {
-		if a.Fate == publish.FateQueued || a.Fate == publish.FateChanged {
-			queued++
-		}
-	}
-	ups := make([]history.Update, 0, len(items)+queued)
+	ups := make([]history.Update, 0, len(items))
 	// The digests are computed before the lock: they are most of the work,
 	// and every feed's Accept comes through here.
 	digests := make([]history.Digest, len(items))
