@@ -206,11 +206,7 @@ func (r *Redis) commit(ctx context.Context, feedID string, changes []Change, v *
 		if last && nOwn > 0 {
 			args = slices.Grow(args, 2+3*nOwn)
 			args = append(args, nOwn, r.aliasKey(AliasFP{FeedID: feedID}))
-			for _, a := range own {
-				if a.FeedID == feedID {
-					args = append(args, a.FP, aliasValue(a), r.aliasTTL(a).Milliseconds())
-				}
-			}
+			args = r.appendOwnAliases(args, own, feedID)
 		}
 		codes, err := r.s.commit.Run(ctx, r.c, keys, args...).Text()
 		if err != nil {
@@ -230,6 +226,43 @@ func (r *Redis) commit(ctx context.Context, feedID string, changes []Change, v *
 		}
 	}
 	return out, nil
+}
+
+// appendOwnAliases appends the commit script's arguments for the aliases
+// of feedID in as: fingerprint, value and TTL (ms) each. The values are
+// cut out of one buffer (go-redis sends a []byte as it sends a string),
+// and a TTL's argument is made once for a run of aliases that share it: a
+// string and a boxed number per alias were most of what a commit
+// allocated for its aliases.
+func (r *Redis) appendOwnAliases(args []any, as []Alias, feedID string) []any {
+	size := 0
+	for i := range as {
+		if a := &as[i]; a.FeedID == feedID {
+			size += len(a.Target.FeedID) + len(a.Target.ExternalID) + len(a.Type) + len(a.Extra) + 3
+		}
+	}
+	buf := make([]byte, 0, size)
+	for i := range as {
+		if as[i].FeedID == feedID {
+			buf = appendAliasValue(buf, as[i])
+		}
+	}
+	vals := buf
+	var ttl time.Duration
+	var ttlArg any
+	for i := range as {
+		a := &as[i]
+		if a.FeedID != feedID {
+			continue
+		}
+		n := len(a.Target.FeedID) + len(a.Target.ExternalID) + len(a.Type) + len(a.Extra) + 3
+		if t := r.aliasTTL(*a); ttlArg == nil || t != ttl {
+			ttl, ttlArg = t, t.Milliseconds()
+		}
+		args = append(args, a.FP, vals[:n:n], ttlArg)
+		vals = vals[n:]
+	}
+	return args
 }
 
 // ownAliases counts the aliases of feedID in as.

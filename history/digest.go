@@ -101,7 +101,11 @@ func (d Digest) MarshalJSON() ([]byte, error) {
 	if !d.set {
 		return []byte("null"), nil
 	}
-	b := make([]byte, 0, 16*numFields)
+	return d.appendJSON(make([]byte, 0, 16*numFields)), nil
+}
+
+// appendJSON appends the JSON of a set digest, as MarshalJSON writes it.
+func (d Digest) appendJSON(b []byte) []byte {
 	b = append(b, '{')
 	for i, f := range jsonOrder() {
 		if i > 0 {
@@ -113,7 +117,7 @@ func (d Digest) MarshalJSON() ([]byte, error) {
 		b = appendHex6(b, d.sum[f])
 		b = append(b, '"')
 	}
-	return append(b, '}'), nil
+	return append(b, '}')
 }
 
 // appendHex6 appends v as fmt's %06x writes a value below 1<<24.

@@ -92,6 +92,41 @@ func appendRecordJSON(dst []byte, it *Item, dg []byte) []byte {
 	return append(dst, '}')
 }
 
+// updateJSONSize is about the length of u's JSON, to size a buffer.
+func updateJSONSize(u *Update) int {
+	return 300 + len(u.ID) + len(u.Title) + len(u.Link) + len(u.GUID) + len(u.Event.Detail) + 16*len(u.Event.Fields)
+}
+
+// appendUpdateJSON appends json.Marshal(u): what the Redis history's
+// script is given for each update (encoding/json was most of a write's
+// CPU there).
+func appendUpdateJSON(dst []byte, u *Update) []byte {
+	dst = append(dst, `{"id":`...)
+	dst = jsonfast.AppendStringHTML(dst, u.ID)
+	if u.Title != "" {
+		dst = append(dst, `,"ti":`...)
+		dst = jsonfast.AppendStringHTML(dst, u.Title)
+	}
+	if u.Link != "" {
+		dst = append(dst, `,"l":`...)
+		dst = jsonfast.AppendStringHTML(dst, u.Link)
+	}
+	if u.GUID != "" {
+		dst = append(dst, `,"g":`...)
+		dst = jsonfast.AppendStringHTML(dst, u.GUID)
+	}
+	if u.Seen {
+		dst = append(dst, `,"seen":true`...)
+	}
+	if !u.Digest.IsZero() {
+		dst = append(dst, `,"dg":`...)
+		dst = u.Digest.appendJSON(dst)
+	}
+	dst = append(dst, `,"e":`...)
+	dst = appendEventJSON(dst, &u.Event)
+	return append(dst, '}')
+}
+
 func appendEventJSON(dst []byte, e *Event) []byte {
 	dst = append(dst, `{"k":`...)
 	dst = jsonfast.AppendStringHTML(dst, string(e.Kind))

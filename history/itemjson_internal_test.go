@@ -219,3 +219,55 @@ func TestRecordKeepsTheDigestAsStored(t *testing.T) {
 		}
 	}
 }
+
+func TestUpdateJSONMatchesEncodingJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range 5000 {
+		it := randomItem(r)
+		u := Update{ID: it.ID, Title: it.Title, Link: it.Link, GUID: it.GUID, Seen: r.IntN(2) == 0}
+		if len(it.Events) > 0 {
+			u.Event = it.Events[0]
+		}
+		if r.IntN(3) > 0 {
+			for f := range numFields {
+				if r.IntN(4) > 0 {
+					u.Digest.Set(f, r.Uint32())
+				}
+			}
+		}
+		want, err := json.Marshal(&u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendUpdateJSON([]byte("x"), &u); string(got[1:]) != string(want) {
+			t.Fatalf("update %d: wrote\n%s\nencoding/json writes\n%s", i, got[1:], want)
+		}
+	}
+}
+
+// BenchmarkUpdateJSON is one first-sight update of a bench farm item as
+// the Redis history's write encodes it, by hand and by encoding/json.
+//
+//	go test -run '^$' -bench UpdateJSON -benchmem ./history/
+func BenchmarkUpdateJSON(b *testing.B) {
+	u := Update{ID: "urn:feedfarm:541:7", Title: "Item 7 of feed 541: festival energy & more", Link: "http://127.0.0.1:8080/feed/541/item/7",
+		GUID: "urn:feedfarm:541:7", Seen: true, Event: Event{Kind: Queued, At: 1765100000000}}
+	for f := range numFields {
+		u.Digest.Set(f, uint32(f)*0x123457)
+	}
+	b.Run("hand", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf []byte
+		for b.Loop() {
+			buf = appendUpdateJSON(buf[:0], &u)
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := json.Marshal(u); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -135,7 +135,10 @@ func (r *Recorder) Poll(feedID string, p Poll) {
 }
 
 // Items records fates of a feed's items, and counts the published,
-// updated and failed ones in their hour.
+// updated and failed ones in their hour. It may keep us, and append to it
+// within its capacity: the caller hands it over (a feed's first updates
+// between two writes are then not copied, and room the caller leaves
+// takes the updates that follow).
 func (r *Recorder) Items(feedID string, us []Update) {
 	if len(us) == 0 {
 		return
@@ -234,6 +237,9 @@ func mergeByTime(items, us []Update) []Update {
 	if !slices.IsSortedFunc(us, byTime) {
 		us = slices.Clone(us)
 		slices.SortStableFunc(us, byTime)
+	}
+	if len(items) == 0 {
+		return us // the caller's (see Items)
 	}
 	p := len(items)
 	for p > 0 && items[p-1].Event.At > us[0].Event.At {

@@ -124,7 +124,8 @@ func (r *Redis) Write(ctx context.Context, batches []Batch, hours map[int64]Hour
 func (r *Redis) write(ctx context.Context, batches []Batch, hours map[int64]Hour, outbox int, now time.Time, full bool) error {
 	pipe := r.c.Pipeline()
 	for _, b := range batches {
-		args := []any{r.lim.Items, r.lim.Events, r.lim.Polls, r.lim.TTL.Milliseconds(), len(b.Polls)}
+		args := make([]any, 0, 5+len(b.Polls)+len(b.Items))
+		args = append(args, r.lim.Items, r.lim.Events, r.lim.Polls, r.lim.TTL.Milliseconds(), len(b.Polls))
 		for _, p := range b.Polls {
 			data, err := json.Marshal(p)
 			if err != nil {
@@ -132,12 +133,16 @@ func (r *Redis) write(ctx context.Context, batches []Batch, hours map[int64]Hour
 			}
 			args = append(args, data)
 		}
-		for _, u := range b.Items {
-			data, err := json.Marshal(u)
-			if err != nil {
-				return err
-			}
-			args = append(args, data)
+		// The updates' JSON in one buffer per feed, not one each.
+		size := 0
+		for i := range b.Items {
+			size += updateJSONSize(&b.Items[i])
+		}
+		buf := make([]byte, 0, size)
+		for i := range b.Items {
+			start := len(buf)
+			buf = appendUpdateJSON(buf, &b.Items[i])
+			args = append(args, buf[start:len(buf):len(buf)])
 		}
 		if full {
 			writeScript.Eval(ctx, pipe, r.Keys(b.Feed), args...)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -87,18 +88,34 @@ func digest(kind byte, s string) string {
 	return digestBytes(kind, []byte(s))
 }
 
+// printLen is the length of a digest: a kind letter, ':' and 16 bytes.
+const printLen = 2 + 16
+
 // digestBytes is digest of b, built in one allocation (the result).
 func digestBytes(kind byte, b []byte) string {
+	var out [printLen]byte
+	return string(appendDigest(out[:0], kind, b))
+}
+
+// appendDigest appends digest(kind, b) to dst.
+func appendDigest(dst []byte, kind byte, b []byte) []byte {
 	sum := sha256.Sum256(b)
-	var out [2 + 16]byte // 12 bytes are 16 in unpadded base64
-	out[0], out[1] = kind, ':'
-	base64.RawURLEncoding.Encode(out[2:], sum[:12])
-	return string(out[:])
+	dst = append(dst, kind, ':')
+	n := len(dst)
+	dst = append(dst, make([]byte, 16)...) // 12 bytes are 16 in unpadded base64
+	base64.RawURLEncoding.Encode(dst[n:], sum[:12])
+	return dst
 }
 
 // bandPrint is the text fingerprint of one band of a SimHash:
 // digest('b', fmt.Sprintf("%s|%d|%04x", day, band, bits)), without fmt.
 func bandPrint(day string, band int, bits uint64) string {
+	var out [printLen]byte
+	return string(appendBandPrint(out[:0], []byte(day), band, bits))
+}
+
+// appendBandPrint appends bandPrint(day, band, bits) to dst.
+func appendBandPrint(dst, day []byte, band int, bits uint64) []byte {
 	var buf [64]byte
 	b := append(buf[:0], day...)
 	b = append(b, '|')
@@ -108,40 +125,64 @@ func bandPrint(day string, band int, bits uint64) string {
 		b = append(b, '0') // %04x
 	}
 	b = strconv.AppendUint(b, bits, 16)
-	return digestBytes('b', b)
+	return appendDigest(dst, 'b', b)
 }
 
+// printsOf computes an item's fingerprints. They are written into one
+// buffer and cut out of one string, in one slice: a string and a slice
+// each were most of what matching allocated per item.
 func printsOf(pl *transform.Payload, text bool) itemPrints {
 	var ip itemPrints
-	add := func(fp string) {
-		for _, u := range ip.urls {
-			if u == fp {
+	var buf [(2 + simBands) * printLen]byte
+	b := buf[:0]
+	nurl := 0
+	add := func(kind byte, s string) {
+		b = appendDigest(b, kind, []byte(s))
+		fp := b[len(b)-printLen:]
+		for i := range nurl {
+			if string(b[i*printLen:(i+1)*printLen]) == string(fp) {
+				b = b[:len(b)-printLen]
 				return
 			}
 		}
-		ip.urls = append(ip.urls, fp)
+		nurl++
 	}
-	if a := transform.AliasURL(pl.ExternalURL); a != "" {
-		add(digest('u', a))
+	link := transform.AliasURL(pl.ExternalURL)
+	if link != "" {
+		add('u', link)
 	}
 	if pl.GUID != "" {
-		if a := transform.AliasURL(pl.GUID); a != "" {
-			add(digest('u', a))
+		a := link // a permalink GUID is the link: not normalised twice
+		if pl.GUID != pl.ExternalURL {
+			a = transform.AliasURL(pl.GUID)
+		}
+		if a != "" {
+			add('u', a)
 		} else {
-			add(digest('g', transform.AliasGUID(pl.GUID)))
+			add('g', transform.AliasGUID(pl.GUID))
 		}
 	}
 	ip.title = transform.TitleKey(pl.Title)
+	nband := 0
 	if text && !pl.PublishDate.IsZero() {
 		if sim, ok := transform.BodySimHash(pl.Body); ok {
-			day := pl.PublishDate.UTC().Format(time.DateOnly)
+			var dayBuf [16]byte
+			day := pl.PublishDate.UTC().AppendFormat(dayBuf[:0], time.DateOnly)
 			ip.sim = sim
-			ip.bands = make([]string, 0, simBands)
-			for b := range simBands {
-				ip.bands = append(ip.bands, bandPrint(day, b, (sim>>(16*b))&0xffff))
+			for band := range simBands {
+				b = appendBandPrint(b, day, band, (sim>>(16*band))&0xffff)
 			}
+			nband = simBands
 		}
 	}
+	if len(b) == 0 {
+		return ip
+	}
+	all, fps := string(b), make([]string, nurl+nband)
+	for i := range fps {
+		fps[i] = all[i*printLen : (i+1)*printLen]
+	}
+	ip.urls, ip.bands = fps[:nurl:nurl], fps[nurl:]
 	return ip
 }
 
@@ -174,32 +215,46 @@ func (p *Publisher) matchReposts(ctx context.Context, ai dedupe.AliasIndex, feed
 		nurl += len(plan.prints[i].urls)
 		nband += len(plan.prints[i].bands)
 	}
-	nfp := nurl + nband
-	count := make(map[string]int, nfp)
-	inFetch := make(map[string]bool, len(kept))
-	for i, pl := range kept {
-		for _, fp := range plan.prints[i].urls {
-			count[fp]++
-		}
-		for _, fp := range plan.prints[i].bands {
-			count[fp]++
-		}
-		inFetch[pl.ExternalID] = true
+	// The fingerprints several items have are found by sorting them all
+	// (an item's own are distinct): a map counting them was the largest
+	// allocation of matching. Most fetches share none (shared stays nil).
+	all := make([]string, 0, nurl+nband)
+	for i := range kept {
+		all = append(append(all, plan.prints[i].urls...), plan.prints[i].bands...)
 	}
-	plan.shared = map[string]bool{}
-	for fp, n := range count {
-		if n > 1 {
-			plan.shared[fp] = true
+	slices.Sort(all)
+	for i := 1; i < len(all); i++ {
+		if all[i] == all[i-1] {
+			if plan.shared == nil {
+				plan.shared = map[string]bool{}
+			}
+			plan.shared[all[i]] = true
 		}
 	}
 	type ask struct {
 		item int
 		by   string
 	}
-	// At most every URL fingerprint twice (the feed's own and across
-	// feeds), every band once, an identity each.
-	fps := make([]dedupe.AliasFP, 0, 2*nurl+nband+len(kept))
-	asks := make([]ask, 0, cap(fps))
+	// Sized for what the loop below asks, shared fingerprints aside:
+	// sized for every matcher, the slices were twice what a first sight
+	// (across feeds only) asks.
+	b2i := func(b bool) int {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	perURL, perBand, nask := b2i(o.URL && known)+b2i(o.URL && o.AcrossFeeds), b2i(o.Text && known), 0
+	for i, s := range status {
+		switch s {
+		case dedupe.StatusNew:
+			nask += perURL*len(plan.prints[i].urls) + perBand*len(plan.prints[i].bands)
+		case dedupe.StatusChanged:
+			nask += b2i(o.URL)
+		}
+	}
+	fps := make([]dedupe.AliasFP, 0, nask)
+	asks := make([]ask, 0, nask)
 	for i, s := range status {
 		ip := plan.prints[i]
 		switch s {
@@ -244,6 +299,7 @@ func (p *Publisher) matchReposts(ctx context.Context, ai dedupe.AliasIndex, feed
 	}
 	// The first usable hit per item wins: a feed's own link or GUID, then
 	// another feed's, then text (asks are in that order per item).
+	var inFetch map[string]bool // made for the first hit that needs it
 	for n, h := range hits {
 		a := asks[n]
 		if !h.Found || plan.matches[a.item].by != "" {
@@ -260,7 +316,9 @@ func (p *Publisher) matchReposts(ctx context.Context, ai dedupe.AliasIndex, feed
 		switch {
 		case a.by == MatchAcross && (h.Target.FeedID == feedID || h.Type != pl.Type):
 			continue // its own feed is asked above; other types never merge
-		case a.by != MatchAcross && (h.Target.FeedID != feedID || inFetch[h.Target.ExternalID]):
+		case a.by != MatchAcross && h.Target.FeedID != feedID:
+			continue
+		case a.by != MatchAcross && inFetchOf(&inFetch, kept)[h.Target.ExternalID]:
 			continue // never a match within one fetch
 		case a.by == MatchURL || a.by == MatchAcross:
 			// A link reused for another story (a "latest" page, a
@@ -305,18 +363,53 @@ func (p *Publisher) matchReposts(ctx context.Context, ai dedupe.AliasIndex, feed
 	return plan, p.reserveAcross(ctx, ai, feedID, kept, status, act, plan, o, now)
 }
 
+// inFetchOf returns *m, the set of the fetch's external ids, made first
+// if it is nil.
+func inFetchOf(m *map[string]bool, kept []*transform.Payload) map[string]bool {
+	if *m == nil {
+		*m = make(map[string]bool, len(kept))
+		for _, pl := range kept {
+			(*m)[pl.ExternalID] = true
+		}
+	}
+	return *m
+}
+
 // aliasesOf are the aliases a committed fetch leaves: every item's URL
 // fingerprints (renewed while the item is in its feed), a new item's text
 // fingerprint for the window, and a repost's identity alias. A repost's
 // fingerprints point to the item it is a repost of. Fingerprints shared
 // within the fetch are not kept.
 func aliasesOf(feedID string, kept []*transform.Payload, status []dedupe.Status, plan *repostPlan, o RepostOptions) []dedupe.Alias {
-	// Sized for the most the loop below can add: an Alias is large, and
-	// growing the slice by doubling was 3% of a first pass's allocation.
+	// Counted first, by the loop's rules: an Alias is large, and growing
+	// the slice by doubling was 3% of a first pass's allocation (and
+	// sizing it for the most it could hold, 2% more).
 	n := 0
 	for i := range kept {
+		own, matched := true, false
+		if m, ok := plan.matches[i]; ok {
+			own, matched = m.target.FeedID == feedID, true
+			n++
+		}
 		ip := plan.prints[i]
-		n += 1 + 2*len(ip.urls) + len(ip.bands)
+		for _, fp := range ip.urls {
+			if plan.shared[fp] {
+				continue
+			}
+			if own {
+				n++
+			}
+			if o.AcrossFeeds && (matched || !plan.reserved[fp]) {
+				n++
+			}
+		}
+		if o.Text && status[i] == dedupe.StatusNew && own {
+			for _, fp := range ip.bands {
+				if !plan.shared[fp] {
+					n++
+				}
+			}
+		}
 	}
 	out := make([]dedupe.Alias, 0, n)
 	for i, pl := range kept {
@@ -341,11 +434,13 @@ func aliasesOf(feedID string, kept []*transform.Payload, status []dedupe.Status,
 				out = append(out, dedupe.Alias{AliasFP: dedupe.AliasFP{FP: fp}, Target: target, Type: typ, Extra: ip.title})
 			}
 		}
-		if o.Text && status[i] == dedupe.StatusNew && target.FeedID == feedID {
+		if o.Text && status[i] == dedupe.StatusNew && target.FeedID == feedID && len(ip.bands) > 0 {
+			// The bands share one value: built once, not once a band.
+			extra := strconv.FormatUint(ip.sim, 16) + " " + ip.title
 			for _, fp := range ip.bands {
 				if !plan.shared[fp] {
 					out = append(out, dedupe.Alias{AliasFP: dedupe.AliasFP{FeedID: feedID, FP: fp}, Target: target, Type: typ,
-						Extra: strconv.FormatUint(ip.sim, 16) + " " + ip.title, TTL: o.Window})
+						Extra: extra, TTL: o.Window})
 				}
 			}
 		}

@@ -70,10 +70,11 @@ func (p *Publisher) reserveAcross(ctx context.Context, ai dedupe.AliasIndex, fee
 		return err
 	}
 	type verdict struct {
-		own      time.Time // the item's earliest reservation
-		hasOwn   bool
-		other    dedupe.Alias // the earliest other holder of the same story
-		hasOther bool
+		own    time.Time // the item's earliest reservation
+		hasOwn bool
+		// other is 1 + the index in held of the earliest other holder
+		// of the same story (0: none); an index, as an Alias is large.
+		other int
 	}
 	// By item, in one array; touched lists the items in the order first
 	// met, as a map's range would list them in some order.
@@ -100,19 +101,23 @@ func (p *Publisher) reserveAcross(ctx context.Context, ai dedupe.AliasIndex, fee
 		if h.Target.FeedID == feedID || h.Type != kept[i].Type || !transform.TitleSimilar(h.Extra, plan.prints[i].title) {
 			continue
 		}
-		if !vi.hasOther || earlier(h.Since, h.Target, vi.other.Since, vi.other.Target) {
-			vi.other, vi.hasOther = h, true
+		if vi.other == 0 || earlier(h.Since, h.Target, held[vi.other-1].Since, held[vi.other-1].Target) {
+			vi.other = n + 1
 		}
 	}
 	for _, i := range touched {
 		vi := &verdicts[i]
 		self := dedupe.Key{FeedID: feedID, ExternalID: kept[i].ExternalID}
-		if !vi.hasOther || vi.hasOwn && earlier(vi.own, self, vi.other.Since, vi.other.Target) {
+		if vi.other == 0 {
+			continue
+		}
+		other := &held[vi.other-1]
+		if vi.hasOwn && earlier(vi.own, self, other.Since, other.Target) {
 			continue
 		}
 		var rec dedupe.Record
 		var ok bool
-		target := vi.other.Target
+		target := other.Target
 		err := p.storeOp(ctx, "record", func(ctx context.Context) (err error) {
 			if rec, ok, err = p.store.Record(ctx, target); err != nil {
 				return err
