@@ -151,11 +151,6 @@ func aliasBuckets(tx *bolt.Tx) (bk, ex *bolt.Bucket, err error) {
 		return nil, nil, err
 	}
 	dense(ex)
-	// Dense too, though its keys are not times: they come in runs (a
-	// feed's own under its id, a merge's in key order), and a leaf split
-	// at half its size is written half empty; a first pass wrote a third
-	// fewer pages of it so.
-	dense(bk)
 	return bk, ex, nil
 }
 
