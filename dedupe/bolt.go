@@ -49,9 +49,9 @@ var ErrStoreTimeout = errors.New("store call timed out")
 // -> record, same encoding as on Redis), "seen" (external id -> last seen
 // ms), "idx" (last seen ms + external id, the sweep's order) and "val"
 // (etag, lm, at). Top-level buckets "due" (due ms + member) with "duex"
-// (member -> due ms), "dead" (member -> ms), "payload" (with "data" of
-// older files: bolt_payload.go), "meta", "runs", "claims" and "leases"
-// mirror the Redis keys. Every method is one transaction.
+// (member -> due ms), "dead" (member -> ms), "data" (the payload, in
+// bolt_payload.go's codec), "meta", "runs", "claims" and "leases" mirror
+// the Redis keys. Every method is one transaction.
 type Bolt struct {
 	db    *bolt.DB
 	group *groupCommitter
@@ -146,7 +146,7 @@ func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
 	reclaim := o.ReclaimDelay
 	b := &Bolt{db: db, aliases: newAliasOverlay(), mergeAt: aliasMergeAt, mergeLogBytes: aliasMergeLogBytes, retention: o.Retention, sweepLimit: o.SweepLimit, callTimeout: o.CallTimeout}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bFeeds, bDue, bDueX, bDead, bData, bPayload, bMeta, bRuns, bClaims, bLeases, bAliases, bAliasExp} {
+		for _, name := range [][]byte{bFeeds, bDue, bDueX, bDead, bData, bMeta, bRuns, bClaims, bLeases, bAliases, bAliasExp} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}

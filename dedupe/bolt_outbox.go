@@ -149,6 +149,16 @@ func (b *Bolt) Claim(ctx context.Context, owner string, max int, ttl time.Durati
 			data, derr := o.data.get(member)
 			m, ok, err := o.getMeta(member)
 			key, kerr := ParseKey(member)
+			if derr != nil && err == nil && ok {
+				// A payload this worker cannot read (a damaged page, or
+				// a newer worker's codec): a dead letter that says so,
+				// kept for a worker that can, not an item dropped unseen.
+				m.reason = "unreadable payload: " + derr.Error()
+				if err := errors.Join(o.putMeta(member, m), o.unsetDue(member), o.dead.Put([]byte(member), u64(ms(now)))); err != nil {
+					return err
+				}
+				continue
+			}
 			if err != nil || !ok || data == nil || derr != nil || kerr != nil {
 				// An entry without its payload cannot be delivered; drop
 				// it rather than spin on it.
@@ -373,10 +383,9 @@ func (b *Bolt) DeadLetters(ctx context.Context) ([]DeadLetter, error) {
 			if err != nil {
 				return err
 			}
-			data, err := o.data.get(string(k))
-			if err != nil {
-				return err
-			}
+			// One unreadable payload leaves its entry listed without
+			// data, its cause in the reason, rather than the list failing.
+			data, derr := o.data.get(string(k))
 			d := DeadLetter{ID: string(k), Key: key, At: fromMS(fromU64(v)), Data: data}
 			m, ok, err := o.getMeta(string(k))
 			if err != nil {
@@ -384,6 +393,9 @@ func (b *Bolt) DeadLetters(ctx context.Context) ([]DeadLetter, error) {
 			}
 			if ok {
 				d.Hash, d.Attempts, d.Status, d.Reason, d.Enqueued = m.hash, m.attempts, m.status, m.reason, fromMS(m.enqueued)
+			}
+			if derr != nil {
+				d.Reason = derr.Error()
 			}
 			out = append(out, d)
 			return nil

@@ -14,20 +14,23 @@ import (
 // three pages, written at the enqueue and again at the settle's delete,
 // a quarter of the pages a first pass wrote. S2 stores them in 40% of the
 // size for about 3 µs of CPU each (stdlib flate: 32%, at many times the
-// CPU), and the payload bucket's pages halve.
+// CPU), and the bucket's pages halve.
 //
-// They are kept in the "payload" bucket, each value a codec byte and the
-// payload; the "data" bucket of files written before holds raw payloads
-// and is still read, so a file with entries queued opens as it is: a
-// payload is looked up in "payload", then in "data", and a write or
-// delete clears the member from "data" (a no-op without it there).
+// They stay in the "data" bucket, each value a codec byte and the
+// payload. Values written before this format are the publisher's outbox
+// entries as they are, JSON objects, so they begin with '{', which no
+// codec byte is: they are read as they are. An older worker opening a
+// newer file cannot read the codec byte either; it dead-letters such an
+// entry without sending it ("undecodable outbox entry"), and
+// `deadletters retry` run under a newer worker sends it (deploy/README.md).
 
-var bPayload = []byte("payload")
-
-// The codec byte leading a value of the payload bucket.
+// The codec byte leading a stored payload.
 const (
 	payloadRaw byte = 0
 	payloadS2  byte = 1
+	// payloadLegacy is the first byte of a value stored before codec
+	// bytes: the publisher's entries are JSON objects.
+	payloadLegacy byte = '{'
 )
 
 // encodePayload is the stored form of data: S2-compressed when that is
@@ -44,8 +47,7 @@ func encodePayload(data []byte) []byte {
 	return buf
 }
 
-// decodePayload returns the payload of a stored value of the payload
-// bucket, a new slice.
+// decodePayload returns the payload of a stored value, a new slice.
 func decodePayload(v []byte) ([]byte, error) {
 	if len(v) == 0 {
 		return nil, errors.New("empty payload value")
@@ -56,45 +58,39 @@ func decodePayload(v []byte) ([]byte, error) {
 	case payloadS2:
 		out, err := s2.Decode(nil, v[1:])
 		if err != nil {
-			return nil, fmt.Errorf("payload: %w", err)
+			return nil, fmt.Errorf("s2: %w", err)
 		}
 		return out, nil
+	case payloadLegacy:
+		return append([]byte{}, v...), nil
 	default:
-		return nil, fmt.Errorf("payload: unknown codec %d", v[0])
+		return nil, fmt.Errorf("unknown codec %d", v[0])
 	}
 }
 
-// payloads are the payload buckets of a transaction: the current one and
-// that of files written before (OpenBolt makes both).
-type payloads struct{ cur, old *bolt.Bucket }
+// payloads is the data bucket of a transaction.
+type payloads struct{ b *bolt.Bucket }
 
-func payloadsOf(tx *bolt.Tx) payloads {
-	return payloads{tx.Bucket(bPayload), tx.Bucket(bData)}
-}
+func payloadsOf(tx *bolt.Tx) payloads { return payloads{tx.Bucket(bData)} }
 
 // has reports whether member has a payload.
-func (p payloads) has(member string) bool {
-	return p.cur.Get([]byte(member)) != nil || p.old.Get([]byte(member)) != nil
-}
+func (p payloads) has(member string) bool { return p.b.Get([]byte(member)) != nil }
 
 // get returns member's payload (a new slice), nil if none.
 func (p payloads) get(member string) ([]byte, error) {
-	if v := p.cur.Get([]byte(member)); v != nil {
-		return decodePayload(v)
+	v := p.b.Get([]byte(member))
+	if v == nil {
+		return nil, nil
 	}
-	if v := p.old.Get([]byte(member)); v != nil {
-		return append([]byte{}, v...), nil
+	data, err := decodePayload(v)
+	if err != nil {
+		return nil, fmt.Errorf("payload of %s: %w", member, err)
 	}
-	return nil, nil
+	return data, nil
 }
 
 func (p payloads) put(member string, data []byte) error {
-	if err := p.old.Delete([]byte(member)); err != nil {
-		return err
-	}
-	return p.cur.Put([]byte(member), encodePayload(data))
+	return p.b.Put([]byte(member), encodePayload(data))
 }
 
-func (p payloads) delete(member string) error {
-	return errors.Join(p.old.Delete([]byte(member)), p.cur.Delete([]byte(member)))
-}
+func (p payloads) delete(member string) error { return p.b.Delete([]byte(member)) }

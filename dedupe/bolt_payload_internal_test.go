@@ -49,9 +49,9 @@ func TestPayloadCodec(t *testing.T) {
 	}
 }
 
-// TestBoltPayloadOldFile: payloads a file written before keeps raw in the
-// "data" bucket are still claimed, listed as dead letters and dropped at
-// settle; an entry enqueued again moves to the payload bucket.
+// TestBoltPayloadOldFile: payloads a file written before codec bytes keeps
+// raw in the "data" bucket are still claimed, listed as dead letters and
+// dropped at settle; an entry enqueued again is stored compressed.
 func TestBoltPayloadOldFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "store.db")
 	b, err := OpenBolt(path, BoltOptions{})
@@ -70,8 +70,7 @@ func TestBoltPayloadOldFile(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// The file as an older version wrote it: raw payloads in "data", no
-	// "payload" bucket.
+	// The file as an older version wrote it: raw payloads in "data".
 	db, err := bolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +82,7 @@ func TestBoltPayloadOldFile(t *testing.T) {
 				return err
 			}
 		}
-		return tx.DeleteBucket(bPayload)
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -119,24 +118,21 @@ func TestBoltPayloadOldFile(t *testing.T) {
 	if err != nil || len(dl) != 1 || string(dl[0].Data) != string(data("b")) {
 		t.Fatalf("dead letters = %+v, %v; want b with the old file's data", dl, err)
 	}
-	// c enqueued again with a new payload: in the payload bucket, and no
-	// longer in the old one.
-	c2 := Change{ExternalID: "c", Hash: "h2", Type: "story", Action: ActionPublish, Data: []byte(`{"item":"c2"}`)}
+	// c enqueued again with a new payload: stored with its codec byte.
+	c2 := Change{ExternalID: "c", Hash: "h2", Type: "story", Action: ActionPublish, Data: []byte(strings.Repeat(`{"item":"c2"}`, 50))}
 	if _, err := b.Commit(ctx, "f", []Change{c2}, nil, now); err != nil {
 		t.Fatal(err)
 	}
 	err = b.db.View(func(tx *bolt.Tx) error {
-		old, cur := tx.Bucket(bData), tx.Bucket(bPayload)
-		for _, c := range []struct {
-			member   string
-			old, cur bool
-		}{{"f/a", false, false}, {"f/b", true, false}, {"f/c", false, true}} {
-			if got := old.Get([]byte(c.member)) != nil; got != c.old {
-				t.Errorf("%s in the old data bucket: %v, want %v", c.member, got, c.old)
-			}
-			if got := cur.Get([]byte(c.member)) != nil; got != c.cur {
-				t.Errorf("%s in the payload bucket: %v, want %v", c.member, got, c.cur)
-			}
+		bucket := tx.Bucket(bData)
+		if v := bucket.Get([]byte("f/a")); v != nil {
+			t.Errorf("a's payload left after its delivery: %q", v)
+		}
+		if v := bucket.Get([]byte("f/b")); string(v) != string(data("b")) {
+			t.Errorf("b's dead letter payload = %q, want the old file's", v)
+		}
+		if v := bucket.Get([]byte("f/c")); len(v) == 0 || v[0] != payloadS2 {
+			t.Errorf("c enqueued again is stored as %q, want S2 with its codec byte", v)
 		}
 		return nil
 	})
@@ -144,7 +140,7 @@ func TestBoltPayloadOldFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	claimed, _, err = b.Claim(ctx, "w", 3, time.Minute, now.Add(time.Second))
-	if err != nil || len(claimed) != 1 || claimed[0].Data != `{"item":"c2"}` {
+	if err != nil || len(claimed) != 1 || claimed[0].Data != string(c2.Data) {
 		t.Fatalf("claim after c was enqueued again = %+v, %v; want c with its new data", claimed, err)
 	}
 	// Retried, the dead letter keeps its old payload until delivered.
@@ -167,5 +163,45 @@ func TestBoltPayloadOldFile(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBoltPayloadUnreadable: an entry whose payload this worker cannot
+// read (a newer codec, a damaged page) becomes a dead letter naming the
+// cause at the claim, kept for a worker that can read it, and the dead
+// letters still list, that one without data.
+func TestBoltPayloadUnreadable(t *testing.T) {
+	b, err := OpenBolt(filepath.Join(t.TempDir(), "store.db"), BoltOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, now := t.Context(), time.UnixMilli(1_700_000_000_000)
+	changes := []Change{
+		{ExternalID: "a", Hash: "h1", Type: "story", Action: ActionPublish, Data: []byte(`{"item":"a"}`)},
+		{ExternalID: "b", Hash: "h1", Type: "story", Action: ActionPublish, Data: []byte(`{"item":"b"}`)},
+	}
+	if _, err := b.Commit(ctx, "f", changes, nil, now); err != nil {
+		t.Fatal(err)
+	}
+	err = b.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bData).Put([]byte("f/a"), []byte{9, 'x'}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	claimed, _, err := b.Claim(ctx, "w", 5, time.Minute, now)
+	if err != nil || len(claimed) != 1 || claimed[0].Key.ExternalID != "b" {
+		t.Fatalf("claim = %+v, %v; want b only", claimed, err)
+	}
+	dl, err := b.DeadLetters(ctx)
+	if err != nil {
+		t.Fatalf("dead letters with an unreadable payload: %v", err)
+	}
+	if len(dl) != 1 || dl[0].Key.ExternalID != "a" || dl[0].Data != nil ||
+		!strings.Contains(dl[0].Reason, "f/a") || !strings.Contains(dl[0].Reason, "unknown codec 9") {
+		t.Fatalf("dead letters = %+v; want a, without data, its reason naming it and the codec", dl)
+	}
+	st, err := b.Stats(ctx, now)
+	if err != nil || st.Due != 1 || st.DeadLetters != 1 {
+		t.Fatalf("stats = %+v, %v; want b due (claimed) and a dead letter", st, err)
 	}
 }
