@@ -241,13 +241,10 @@ func (r *Redis) appendOwnAliases(args []any, as []Alias, feedID string) []any {
 			size += len(a.Target.FeedID) + len(a.Target.ExternalID) + len(a.Type) + len(a.Extra) + 3
 		}
 	}
+	// Each value is cut out of buf as it is written: a value that
+	// outgrows the estimate moves buf, and the values cut before keep
+	// the old array.
 	buf := make([]byte, 0, size)
-	for i := range as {
-		if as[i].FeedID == feedID {
-			buf = appendAliasValue(buf, as[i])
-		}
-	}
-	vals := buf
 	var ttl time.Duration
 	var ttlArg any
 	for i := range as {
@@ -255,12 +252,12 @@ func (r *Redis) appendOwnAliases(args []any, as []Alias, feedID string) []any {
 		if a.FeedID != feedID {
 			continue
 		}
-		n := len(a.Target.FeedID) + len(a.Target.ExternalID) + len(a.Type) + len(a.Extra) + 3
 		if t := r.aliasTTL(*a); ttlArg == nil || t != ttl {
 			ttl, ttlArg = t, t.Milliseconds()
 		}
-		args = append(args, a.FP, vals[:n:n], ttlArg)
-		vals = vals[n:]
+		start := len(buf)
+		buf = appendAliasValue(buf, *a)
+		args = append(args, a.FP, buf[start:len(buf):len(buf)], ttlArg)
 	}
 	return args
 }

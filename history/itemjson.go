@@ -92,9 +92,15 @@ func appendRecordJSON(dst []byte, it *Item, dg []byte) []byte {
 	return append(dst, '}')
 }
 
-// updateJSONSize is about the length of u's JSON, to size a buffer.
+// updateJSONSize is about the length of u's JSON, to size a buffer: the
+// keys and numbers of an update and its event, and a digest's only when it
+// has one (a delivery's update, most of a flush, is about 85 bytes).
 func updateJSONSize(u *Update) int {
-	return 300 + len(u.ID) + len(u.Title) + len(u.Link) + len(u.GUID) + len(u.Event.Detail) + 16*len(u.Event.Fields)
+	n := 100 + len(u.ID) + len(u.Title) + len(u.Link) + len(u.GUID) + len(u.Event.Detail) + 16*len(u.Event.Fields)
+	if !u.Digest.IsZero() {
+		n += 220
+	}
+	return n
 }
 
 // appendUpdateJSON appends json.Marshal(u): what the Redis history's

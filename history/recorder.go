@@ -135,14 +135,16 @@ func (r *Recorder) Poll(feedID string, p Poll) {
 }
 
 // Items records fates of a feed's items, and counts the published,
-// updated and failed ones in their hour. It may keep us, and append to it
-// within its capacity: the caller hands it over (a feed's first updates
-// between two writes are then not copied, and room the caller leaves
-// takes the updates that follow).
+// updated and failed ones in their hour. It takes us over (a feed's first
+// updates between two writes are then not copied): the caller must not
+// use it afterwards.
 func (r *Recorder) Items(feedID string, us []Update) {
 	if len(us) == 0 {
 		return
 	}
+	// Clipped, so that what follows is appended to a copy, never over
+	// what the caller's array holds beyond us.
+	us = slices.Clip(us)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.roomLocked(len(us)) {
