@@ -104,7 +104,7 @@ func (t StaticToken) Transport(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return &staticTransport{base: base, auth: []string{"Bearer " + string(t)}}
+	return &staticTransport{base: base, auth: "Bearer " + string(t)}
 }
 
 // HTTPClient returns an http.Client using [StaticToken.Transport].
@@ -114,7 +114,7 @@ func (t StaticToken) HTTPClient(base http.RoundTripper) *http.Client {
 
 type staticTransport struct {
 	base http.RoundTripper
-	auth []string // the Authorization header's value
+	auth string // the Authorization header's value
 }
 
 // RoundTrip sends a copy of req carrying the token.
@@ -137,28 +137,28 @@ type tokenTransport struct {
 	// auth is the Authorization header's value for tok, as
 	// tok.SetAuthHeader writes it, made once per token rather than per
 	// request.
-	auth []string
+	auth string
 }
 
-func (t *tokenTransport) cached() (*oauth2.Token, []string) {
+func (t *tokenTransport) cached() (*oauth2.Token, string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.tok.Valid() { // Valid treats a token expiring within 10s as expired
 		return t.tok, t.auth
 	}
-	return nil, nil
+	return nil, ""
 }
 
 // token returns a valid token and its Authorization header value; fresh
 // is true when this call fetched it.
-func (t *tokenTransport) token(ctx context.Context) (tok *oauth2.Token, auth []string, fresh bool, err error) {
+func (t *tokenTransport) token(ctx context.Context) (tok *oauth2.Token, auth string, fresh bool, err error) {
 	if tok, auth := t.cached(); tok != nil {
 		return tok, auth, false, nil
 	}
 	select {
 	case t.sem <- struct{}{}:
 	case <-ctx.Done():
-		return nil, nil, false, ctx.Err()
+		return nil, "", false, ctx.Err()
 	}
 	defer func() { <-t.sem }()
 	if tok, auth := t.cached(); tok != nil { // fetched while we waited
@@ -166,9 +166,9 @@ func (t *tokenTransport) token(ctx context.Context) (tok *oauth2.Token, auth []s
 	}
 	tok, err = t.fetch(ctx)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, "", false, err
 	}
-	auth = []string{tok.Type() + " " + tok.AccessToken}
+	auth = tok.Type() + " " + tok.AccessToken
 	t.mu.Lock()
 	t.tok, t.auth = tok, auth
 	t.mu.Unlock()
@@ -180,7 +180,7 @@ func (t *tokenTransport) invalidate(old *oauth2.Token) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.tok == old {
-		t.tok, t.auth = nil, nil
+		t.tok, t.auth = nil, ""
 	}
 }
 
@@ -234,11 +234,13 @@ func refusesToken(status int) bool {
 
 // withAuth returns a copy of req with body and the Authorization header
 // value auth; req itself is left as it is (a RoundTripper must not modify
-// it). The copy is shallow but for the header map, as x/oauth2's own
-// Transport makes it: nothing below changes the URL or the values it
-// shares, and req.Clone's deep copy was most of what the transport cost
-// a request.
-func withAuth(req *http.Request, body io.ReadCloser, auth []string) *http.Request {
+// it). The copy is shallow but for the header map and its Authorization
+// slice: the other values are shared with req, and nothing below changes
+// them in place; req.Clone's deep copy was most of what the transport
+// cost a request. The Authorization slice is the request's own, so a
+// caller that redacts it in the Response's Request changes no other
+// request.
+func withAuth(req *http.Request, body io.ReadCloser, auth string) *http.Request {
 	r := new(http.Request)
 	*r = *req
 	r.Body = body
@@ -246,7 +248,7 @@ func withAuth(req *http.Request, body io.ReadCloser, auth []string) *http.Reques
 	for k, v := range req.Header {
 		h[k] = v
 	}
-	h["Authorization"] = auth
+	h["Authorization"] = []string{auth}
 	r.Header = h
 	return r
 }

@@ -39,3 +39,31 @@ func TestClientTimeoutBoundsAttempt(t *testing.T) {
 		t.Fatalf("GET within the timeout = %+v, %v", cat, err)
 	}
 }
+
+// TestClientTimeoutBoundsAttemptUnderALaterDeadline: a caller's deadline
+// later than the client's timeout does not stand in for it; each attempt
+// is still cut at the timeout.
+func TestClientTimeoutBoundsAttemptUnderALaterDeadline(t *testing.T) {
+	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		<-r.Context().Done() // never answers: only a timeout ends the request
+	})
+	c, err := NewClient(rec.srv.URL, &http.Client{Timeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := c.Stories.CreateRef(ctx, &StoryCreate{Title: Ptr("t"), Body: Ptr("b")})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+			t.Fatalf("POST under an hour-long deadline to a server that never answers = %v (caller's context: %v); want the attempt's timeout", err, ctx.Err())
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("POST under an hour-long deadline was not cut at the client's 100ms timeout")
+	}
+}
