@@ -91,10 +91,11 @@ func parseSimple(src string, parent *html.Node, sc *scratch) bool {
 	var openP, openItem, openDef int // <p>, <li>, <dd> and <dt> elements open
 	var openFormat []atom.Atom
 	// The tokens are read with the tokenizer's accessors rather than
-	// Token, which copies every text and allocates each tag's attribute
-	// list: a text or attribute value that is its own source is taken
-	// from src, where the token starts at at (the tokens' raw bytes
-	// partition the input; pos is where the next one starts).
+	// Token, which copies every text: a text that is its own source is
+	// taken from src, where the token starts at at (the tokens' raw bytes
+	// partition the input; pos is where the next one starts). Attribute
+	// values are copied: TagAttr makes a copy anyway, and looking each up
+	// in its tag's bytes made a tag with many attributes quadratic.
 	pos := 0
 	for {
 		tt := z.Next()
@@ -149,7 +150,7 @@ func parseSimple(src string, parent *html.Node, sc *scratch) bool {
 			for hasAttr {
 				var key, val []byte
 				key, val, hasAttr = z.TagAttr()
-				sc.appendAttr(html.Attribute{Key: atom.String(key), Val: sourceString(src, at, raw, val)})
+				sc.appendAttr(html.Attribute{Key: atom.String(key), Val: string(val)})
 			}
 			n := sc.node(html.Node{Type: html.ElementNode, DataAtom: a, Data: a.String(), Attr: sc.attrList(start)})
 			if kind == kindFormat {
@@ -214,19 +215,6 @@ func sourceText(src string, at int, raw []byte) string {
 		return ""
 	}
 	return src[at:end]
-}
-
-// sourceString returns b as a string: the same bytes in src, found within
-// the token's raw bytes (which start at at), when they are there, else a
-// copy. An attribute value without a character reference is its own
-// source.
-func sourceString(src string, at int, raw, b []byte) string {
-	if i := bytes.Index(raw, b); i >= 0 && len(b) > 0 {
-		if start, end := at+i, at+i+len(b); end <= len(src) && src[start:end] == string(b) {
-			return src[start:end]
-		}
-	}
-	return string(b)
 }
 
 func isHeading(a atom.Atom) bool {

@@ -295,7 +295,7 @@ func TestSanitizeBatchCases(t *testing.T) {
 
 // BenchmarkWriteEscaped is the escaping of a body's text as the walk
 // writes it: mostly letters, a few apostrophes.
-func BenchmarkWriteEscaped(b *testing.B) {
+func BenchmarkAppendEscaped(b *testing.B) {
 	s := strings.Repeat("alpha beta gamma delta river stone garden library council budget school harbour's bridge. ", 14)
 	w := make([]byte, 0, len(s)+64)
 	b.SetBytes(int64(len(s)))

@@ -73,6 +73,9 @@ func (bt *sanitizeBatch) write(c *content) string {
 	// Written in the batch's buffer, then copied out at its size: the
 	// buffer, about the size of the source plus what the verdicts add
 	// (rel and target on links), is grown once for all the bodies.
+	if need := c.size + 256 + len(bt.out); cap(bt.buf) < need {
+		bt.buf = make([]byte, 0, need)
+	}
 	w := treeWalk{bt: bt, b: bt.buf[:0]}
 	for n := range c.root.ChildNodes() {
 		w.write(n)

@@ -32,7 +32,9 @@ type scratch struct {
 // cleared at each tag), so one body at a time may use them (a copy that
 // needs a larger buffer grows one of its own). TestScratchCorpus and the
 // parseSimple tests, which build every tree in a reused scratch, hold the
-// trees equal to the parser's.
+// trees equal to the parser's. This leans on how x/net/html's Tokenizer
+// keeps its state (checked against v0.62.0's token.go): check it again,
+// and run those tests, on every upgrade of x/net.
 func (sc *scratch) tokenizer(src string) *html.Tokenizer {
 	sc.reader.Reset(src)
 	if sc.fresh == nil {
@@ -58,7 +60,7 @@ func (sc *scratch) node(n html.Node) *html.Node {
 		// A new, larger slab: the full one stays where the item's
 		// nodes point to, and is dropped at the next reset. The slab
 		// grows to the largest item's size and stays there.
-		sc.nodes = make([]html.Node, max(64, 2*len(sc.nodes)))
+		sc.nodes = make([]html.Node, max(16, 2*len(sc.nodes)))
 		sc.nNodes = 0
 	}
 	p := &sc.nodes[sc.nNodes]
