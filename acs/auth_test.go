@@ -439,3 +439,37 @@ func TestToken401BodyNotReplayable(t *testing.T) {
 		t.Errorf("%d token fetches, %d API requests; want 1 and 2", n, api)
 	}
 }
+
+// roundTripFunc is a RoundTripper that answers with a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestAuthHeaderIsTheRequests: the Authorization value a request carries
+// is its own, so a caller that redacts it in the answer's Request (before
+// logging it, say) changes what no other request sends.
+func TestAuthHeaderIsTheRequests(t *testing.T) {
+	var got []string
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		got = append(got, r.Header.Get("Authorization"))
+		return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader("")), Request: r}, nil
+	})
+	hc := StaticToken("secret").HTTPClient(base)
+	for i := range 2 {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/v3/x", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if i == 0 {
+			resp.Request.Header["Authorization"][0] = "REDACTED"
+		}
+	}
+	if len(got) != 2 || got[0] != "Bearer secret" || got[1] != "Bearer secret" {
+		t.Fatalf("Authorization sent = %q; want Bearer secret twice", got)
+	}
+}

@@ -127,7 +127,8 @@ func appendBoolField(dst []byte, first bool, name string, v *bool) ([]byte, bool
 }
 
 // appendTimeField writes a timestamp as Timestamp.MarshalJSON does; the
-// caller has validated it (validateTimestamps), as MarshalJSON would.
+// caller has validated it (checkTimestamps or validateTimestamps), as
+// MarshalJSON would.
 func appendTimeField(dst []byte, first bool, name string, v *Timestamp) ([]byte, bool) {
 	if v == nil {
 		return dst, first

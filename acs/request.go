@@ -279,9 +279,9 @@ func (c *Client) attempt(ctx context.Context, r *request, n int) (*Response, *by
 		// escaped as %2B by Encode.
 		RawQuery: strings.ReplaceAll(r.query.Encode(), "+", "%20"),
 	}
-	// No Host of its own: the Host header is then the URL's host, the
-	// same, and http.Client does not copy the URL to put the Host in it.
-	req.Host = ""
+	// No Host of its own (NewRequest with no URL leaves it empty): the
+	// Host header is then the URL's host, the same, and http.Client does
+	// not copy the URL to put the Host in it.
 	// The values are the client's own, shared by its requests, which
 	// nothing changes (a RoundTripper must not modify a request); the
 	// keys are in canonical form, as Set would write them.

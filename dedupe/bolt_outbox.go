@@ -149,17 +149,17 @@ func (b *Bolt) Claim(ctx context.Context, owner string, max int, ttl time.Durati
 			data, derr := o.data.get(member)
 			m, ok, err := o.getMeta(member)
 			key, kerr := ParseKey(member)
-			if derr != nil && err == nil && ok {
+			if derr != nil && err == nil && ok && kerr == nil {
 				// A payload this worker cannot read (a damaged page, or
 				// a newer worker's codec): a dead letter that says so,
 				// kept for a worker that can, not an item dropped unseen.
-				m.reason = "unreadable payload: " + derr.Error()
-				if err := errors.Join(o.putMeta(member, m), o.unsetDue(member), o.dead.Put([]byte(member), u64(ms(now)))); err != nil {
+				m.reason = derr.Error()
+				if err := errors.Join(o.putMeta(member, m), o.unsetDue(member), o.dead.Put([]byte(member), u64(nowMS))); err != nil {
 					return err
 				}
 				continue
 			}
-			if err != nil || !ok || data == nil || derr != nil || kerr != nil {
+			if err != nil || !ok || data == nil || kerr != nil {
 				// An entry without its payload cannot be delivered; drop
 				// it rather than spin on it.
 				if err := o.unsetDue(member); err != nil {
@@ -394,8 +394,8 @@ func (b *Bolt) DeadLetters(ctx context.Context) ([]DeadLetter, error) {
 			if ok {
 				d.Hash, d.Attempts, d.Status, d.Reason, d.Enqueued = m.hash, m.attempts, m.status, m.reason, fromMS(m.enqueued)
 			}
-			if derr != nil {
-				d.Reason = derr.Error()
+			if derr != nil && !strings.Contains(d.Reason, derr.Error()) {
+				d.Reason = strings.TrimPrefix(d.Reason+"; "+derr.Error(), "; ")
 			}
 			out = append(out, d)
 			return nil

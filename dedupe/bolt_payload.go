@@ -84,7 +84,7 @@ func (p payloads) get(member string) ([]byte, error) {
 	}
 	data, err := decodePayload(v)
 	if err != nil {
-		return nil, fmt.Errorf("payload of %s: %w", member, err)
+		return nil, fmt.Errorf("unreadable payload of %s: %w", member, err)
 	}
 	return data, nil
 }

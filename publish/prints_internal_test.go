@@ -113,3 +113,16 @@ func TestAliasesOfSized(t *testing.T) {
 		}
 	}
 }
+
+// digest and bandPrint are the fingerprints one at a time, as printsOf
+// wrote them before it cut them out of one buffer: the references the
+// tests hold it to.
+func digest(kind byte, s string) string {
+	var out [printLen]byte
+	return string(appendDigest(out[:0], kind, []byte(s)))
+}
+
+func bandPrint(day string, band int, bits uint64) string {
+	var out [printLen]byte
+	return string(appendBandPrint(out[:0], []byte(day), band, bits))
+}

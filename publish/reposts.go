@@ -84,20 +84,11 @@ type itemPrints struct {
 // MaxSimHashDistance.
 const simBands = 4
 
-func digest(kind byte, s string) string {
-	return digestBytes(kind, []byte(s))
-}
-
 // printLen is the length of a digest: a kind letter, ':' and 16 bytes.
 const printLen = 2 + 16
 
-// digestBytes is digest of b, built in one allocation (the result).
-func digestBytes(kind byte, b []byte) string {
-	var out [printLen]byte
-	return string(appendDigest(out[:0], kind, b))
-}
-
-// appendDigest appends digest(kind, b) to dst.
+// appendDigest appends the fingerprint of b to dst: kind, ':' and the
+// first 12 bytes of its SHA-256 in unpadded base64.
 func appendDigest(dst []byte, kind byte, b []byte) []byte {
 	sum := sha256.Sum256(b)
 	dst = append(dst, kind, ':')
@@ -107,14 +98,9 @@ func appendDigest(dst []byte, kind byte, b []byte) []byte {
 	return dst
 }
 
-// bandPrint is the text fingerprint of one band of a SimHash:
-// digest('b', fmt.Sprintf("%s|%d|%04x", day, band, bits)), without fmt.
-func bandPrint(day string, band int, bits uint64) string {
-	var out [printLen]byte
-	return string(appendBandPrint(out[:0], []byte(day), band, bits))
-}
-
-// appendBandPrint appends bandPrint(day, band, bits) to dst.
+// appendBandPrint appends the text fingerprint of one band of a SimHash
+// to dst: the digest 'b' of fmt.Sprintf("%s|%d|%04x", day, band, bits),
+// without fmt.
 func appendBandPrint(dst, day []byte, band int, bits uint64) []byte {
 	var buf [64]byte
 	b := append(buf[:0], day...)

@@ -39,9 +39,7 @@ func parseContent(src string, base *url.URL) *content {
 }
 
 // parseContentIn is parseContent building the tree from sc's memory: the
-// content must not outlive sc's next reset. The strings it gives out
-// (image, firstSrc) are copies, not parts of src, so that a payload holding
-// one does not hold the whole source too.
+// content must not outlive sc's next reset.
 func parseContentIn(sc *scratch, src string, base *url.URL) *content {
 	c := &content{root: sc.node(html.Node{Type: html.ElementNode, Data: "div", DataAtom: atom.Div})}
 	src = strings.TrimSpace(src)
@@ -54,7 +52,6 @@ func parseContentIn(sc *scratch, src string, base *url.URL) *content {
 	c.size = len(src)
 	parseFragment(src, c.root, sc)
 	c.firstSrc, c.hasFirstSrc = firstImgSrc(c.root)
-	c.firstSrc = strings.Clone(c.firstSrc)
 
 	// The elements each step works on, in document order, gathered by
 	// the pruning walk: one walk where goquery made one per step.
@@ -113,7 +110,7 @@ func (c *content) handleImage(n *html.Node, base *url.URL) {
 		return
 	}
 	if c.image == "" {
-		c.image = strings.Clone(abs)
+		c.image = abs
 	}
 }
 

@@ -293,7 +293,7 @@ func TestSanitizeBatchCases(t *testing.T) {
 	}
 }
 
-// BenchmarkWriteEscaped is the escaping of a body's text as the walk
+// BenchmarkAppendEscaped is the escaping of a body's text as the walk
 // writes it: mostly letters, a few apostrophes.
 func BenchmarkAppendEscaped(b *testing.B) {
 	s := strings.Repeat("alpha beta gamma delta river stone garden library council budget school harbour's bridge. ", 14)

@@ -1,8 +1,9 @@
 package transform
 
 import (
-	"golang.org/x/net/html"
 	"strings"
+
+	"golang.org/x/net/html"
 )
 
 // scratch is the memory one span of a feed's items (see Map) reuses from
