@@ -36,20 +36,7 @@ func appendItemJSON(dst []byte, it *Item) []byte {
 // appendRecordJSON appends json.Marshal(it), with the digest dg (the JSON
 // of its stored map) in place of it.Digest when dg is not nil.
 func appendRecordJSON(dst []byte, it *Item, dg []byte) []byte {
-	dst = append(dst, `{"id":`...)
-	dst = jsonfast.AppendStringHTML(dst, it.ID)
-	if it.Title != "" {
-		dst = append(dst, `,"ti":`...)
-		dst = jsonfast.AppendStringHTML(dst, it.Title)
-	}
-	if it.Link != "" {
-		dst = append(dst, `,"l":`...)
-		dst = jsonfast.AppendStringHTML(dst, it.Link)
-	}
-	if it.GUID != "" {
-		dst = append(dst, `,"g":`...)
-		dst = jsonfast.AppendStringHTML(dst, it.GUID)
-	}
+	dst = appendNamesJSON(dst, it.ID, it.Title, it.Link, it.GUID)
 	dst = append(dst, `,"f0":`...)
 	dst = strconv.AppendInt(dst, it.FirstSeen, 10)
 	if it.LastSeen != 0 {
@@ -107,20 +94,7 @@ func updateJSONSize(u *Update) int {
 // script is given for each update (encoding/json was most of a write's
 // CPU there).
 func appendUpdateJSON(dst []byte, u *Update) []byte {
-	dst = append(dst, `{"id":`...)
-	dst = jsonfast.AppendStringHTML(dst, u.ID)
-	if u.Title != "" {
-		dst = append(dst, `,"ti":`...)
-		dst = jsonfast.AppendStringHTML(dst, u.Title)
-	}
-	if u.Link != "" {
-		dst = append(dst, `,"l":`...)
-		dst = jsonfast.AppendStringHTML(dst, u.Link)
-	}
-	if u.GUID != "" {
-		dst = append(dst, `,"g":`...)
-		dst = jsonfast.AppendStringHTML(dst, u.GUID)
-	}
+	dst = appendNamesJSON(dst, u.ID, u.Title, u.Link, u.GUID)
 	if u.Seen {
 		dst = append(dst, `,"seen":true`...)
 	}
@@ -410,4 +384,24 @@ func (s *itemScanner) int(bits int) int64 {
 		s.bad = true
 	}
 	return v
+}
+
+// appendNamesJSON opens an item's or an update's object with the fields
+// they share: id, then title, link and GUID when set.
+func appendNamesJSON(dst []byte, id, title, link, guid string) []byte {
+	dst = append(dst, `{"id":`...)
+	dst = jsonfast.AppendStringHTML(dst, id)
+	if title != "" {
+		dst = append(dst, `,"ti":`...)
+		dst = jsonfast.AppendStringHTML(dst, title)
+	}
+	if link != "" {
+		dst = append(dst, `,"l":`...)
+		dst = jsonfast.AppendStringHTML(dst, link)
+	}
+	if guid != "" {
+		dst = append(dst, `,"g":`...)
+		dst = jsonfast.AppendStringHTML(dst, guid)
+	}
+	return dst
 }
