@@ -279,8 +279,22 @@ func testKillRestart(t *testing.T, store string) {
 	rng := rand.New(rand.NewPCG(42, 42))
 	midPublish := 0
 	for i := 0; i < 20; i++ {
+		before := len(e.sb.AllContent())
 		cmd := e.start("kill", "run", "--config", cfg)
-		time.Sleep(time.Duration(150+rng.IntN(500)) * time.Millisecond)
+		if i%2 == 0 {
+			// Killed at a random moment of its start or its first sends.
+			time.Sleep(time.Duration(150+rng.IntN(500)) * time.Millisecond)
+		} else {
+			// Killed once this process has published, then at a random
+			// moment after: a point in its work, not in time, so that
+			// a start slowed by a busy machine is waited for rather
+			// than killed before it sends anything, every time.
+			waitFor(t, 2*time.Minute, "the restarted worker to publish", func() bool {
+				n := len(e.sb.AllContent())
+				return n > before || n >= want
+			})
+			time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
+		}
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		_ = cmd.Wait()
 		if n := len(e.sb.AllContent()); n > 0 && n < want {
