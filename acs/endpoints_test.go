@@ -584,6 +584,34 @@ func TestTemplatePathOption(t *testing.T) {
 	}
 }
 
+// TestPathParameterEscapedOnce: a string path parameter reaches the
+// server escaped once, under a base URL whose own path needs escaping
+// too: "a/b c" is one segment, "a%2Fb%20c", not "a%252Fb%2520c".
+func TestPathParameterEscapedOnce(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		reply(w, 200, `{"type":"x","fields":[]}`)
+	})
+	for _, tt := range []struct{ base, typ, want string }{
+		{"", "a/b c", "/v3/a%2Fb%20c/template"},
+		{"/my%20api", "a/b", "/my%20api/v3/a%2Fb/template"},
+		{"/my%20api", "segment", "/my%20api/v3/segment/template"},
+		{"", "100%", "/v3/100%25/template"},
+	} {
+		c, err := NewClient(rec.srv.URL+tt.base, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := c.Templates.Get(context.Background(), tt.typ); err != nil {
+			t.Fatalf("%s %q: %v", tt.base, tt.typ, err)
+		}
+		reqs := rec.requests()
+		if got := reqs[len(reqs)-1].Path; got != tt.want {
+			t.Errorf("base %q, type %q: path = %s, want %s", tt.base, tt.typ, got, tt.want)
+		}
+	}
+}
+
 // TestBaseURLPrefix: a base URL with a path keeps it before /v3.
 func TestBaseURLPrefix(t *testing.T) {
 	t.Parallel()

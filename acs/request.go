@@ -279,6 +279,18 @@ func (c *Client) attempt(ctx context.Context, r *request, n int) (*Response, *by
 		// escaped as %2B by Encode.
 		RawQuery: strings.ReplaceAll(r.query.Encode(), "+", "%20"),
 	}
+	if strings.IndexByte(r.path, '%') >= 0 {
+		// r.path holds escaped parameters (a type "a/b" is "a%2Fb"): Path
+		// is their decoded form and RawPath the escaped one, which the
+		// request line then carries as it is. As Path alone, "%2F" went
+		// out escaped twice ("%252F").
+		dec, err := url.PathUnescape(r.path)
+		if err != nil {
+			return nil, nil, fmt.Errorf("acs: %s %s: path: %w", r.method, r.route, err)
+		}
+		req.URL.Path = c.baseURL.Path + dec
+		req.URL.RawPath = c.baseURL.EscapedPath() + r.path
+	}
 	// No Host of its own (NewRequest with no URL leaves it empty): the
 	// Host header is then the URL's host, the same, and http.Client does
 	// not copy the URL to put the Host in it.

@@ -24,9 +24,9 @@ func (w *wireTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // TestRequestsOnTheWire holds attempt, which fills the request's URL in
-// as a struct, to the bytes of the request it built before: the URL
-// written out as a string and parsed back by http.NewRequest, headers Set
-// one by one. Paths with escapes, prefixes, empty ports and queries.
+// as a struct, to the bytes of a request built the plain way, and each
+// string parameter to one segment of the path as the server reads it.
+// Paths with escapes, prefixes, empty ports and queries.
 func TestRequestsOnTheWire(t *testing.T) {
 	for _, base := range []string{"http://127.0.0.1:8089", "http://h:/api/", "https://[::1]:8443/a%20b/pre fix", "http://ex.com/%C3%BC/"} {
 		for _, tc := range []struct {
@@ -53,19 +53,22 @@ func TestRequestsOnTheWire(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			// As attempt built the request before.
+			// As a URL written out as a string and parsed back by
+			// http.NewRequest, headers Set one by one: the base's escaped
+			// path, then the route with its parameters escaped once.
 			u, err := url.Parse(base)
 			if err != nil {
 				t.Fatal(err)
 			}
-			u.Path = strings.TrimSuffix(u.Path, "/") + r.path
-			u.RawPath = ""
-			u.RawQuery = strings.ReplaceAll(r.query.Encode(), "+", "%20")
+			ref := u.Scheme + "://" + strings.TrimSuffix(u.Host, ":") + strings.TrimSuffix(u.EscapedPath(), "/") + r.path
+			if q := strings.ReplaceAll(r.query.Encode(), "+", "%20"); q != "" {
+				ref += "?" + q
+			}
 			var rd io.Reader
 			if r.body != nil {
 				rd = bytes.NewReader(r.body)
 			}
-			old, err := http.NewRequest(r.method, u.String(), rd)
+			old, err := http.NewRequest(r.method, ref, rd)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,9 +84,26 @@ func TestRequestsOnTheWire(t *testing.T) {
 			if len(wt.wire) != 1 || !bytes.Equal(wt.wire[0], want.Bytes()) {
 				t.Fatalf("%s %s on %s:\n got %q\nwant %q", tc.method, tc.route, base, wt.wire, want.Bytes())
 			}
-			// And a server reads it as one request.
-			if _, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(wt.wire[0]))); err != nil {
+			// And a server reads it as one request, each string
+			// parameter as one segment of the path, as it was given.
+			got, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(wt.wire[0])))
+			if err != nil {
 				t.Fatalf("%s %s on %s: %v", tc.method, tc.route, base, err)
+			}
+			for _, p := range tc.params {
+				s, ok := p.(string)
+				if !ok {
+					continue
+				}
+				found := false
+				for _, seg := range strings.Split(got.URL.EscapedPath(), "/") {
+					if dec, err := url.PathUnescape(seg); err == nil && dec == s {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("%s %s on %s: parameter %q is not a segment of %s", tc.method, tc.route, base, s, got.URL.EscapedPath())
+				}
 			}
 		}
 	}
