@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 
@@ -50,7 +51,8 @@ func (cc ClientCredentials) String() string {
 func (cc ClientCredentials) GoString() string { return cc.String() }
 
 // Transport returns a RoundTripper that authenticates every request with a
-// token from the token endpoint. base (nil: http.DefaultTransport) carries
+// token from the token endpoint, but for a redirect to another origin
+// (scheme, host or port), which goes without it. base (nil: http.DefaultTransport) carries
 // both the token requests and the API requests; wrap the result in further
 // transports (instrumentation) as needed.
 func (cc ClientCredentials) Transport(base http.RoundTripper) http.RoundTripper {
@@ -99,7 +101,8 @@ func (StaticToken) String() string { return "acs.StaticToken(redacted)" }
 func (StaticToken) GoString() string { return "acs.StaticToken(redacted)" }
 
 // Transport returns a RoundTripper that sends the token on every request
-// through base (nil: http.DefaultTransport).
+// through base (nil: http.DefaultTransport), but for a redirect to another
+// origin (scheme, host or port), which goes without it.
 func (t StaticToken) Transport(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
@@ -117,9 +120,47 @@ type staticTransport struct {
 	auth string // the Authorization header's value
 }
 
-// RoundTrip sends a copy of req carrying the token.
+// RoundTrip sends a copy of req carrying the token, unless req follows a
+// redirect to another origin (see sendsToken).
 func (t *staticTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !sendsToken(req) {
+		return t.base.RoundTrip(req)
+	}
 	return t.base.RoundTrip(withAuth(req, req.Body, t.auth))
+}
+
+// sendsToken reports whether req may carry the token: unless it follows a
+// redirect (http.Client sets Response on those) to an origin, scheme,
+// host and port, other than the first request's. http.Client drops a
+// caller's Authorization header on such a redirect, but a transport adds
+// the token to every request it is handed, and would give it to any
+// server the API (or whoever answers in its name) redirects to, or send
+// it in clear after a redirect from https to http.
+func sendsToken(req *http.Request) bool {
+	if req.Response == nil {
+		return true
+	}
+	first := req
+	for first.Response != nil && first.Response.Request != nil {
+		first = first.Response.Request
+	}
+	return origin(first.URL) == origin(req.URL)
+}
+
+// origin is u's scheme, host and port, the port written out when it is
+// the scheme's default.
+func origin(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	if port == "" {
+		switch scheme {
+		case "https":
+			port = "443"
+		case "http":
+			port = "80"
+		}
+	}
+	return scheme + "://" + strings.ToLower(u.Hostname()) + ":" + port
 }
 
 // tokenTransport caches one token, shares it between concurrent requests
@@ -187,6 +228,9 @@ func (t *tokenTransport) invalidate(old *oauth2.Token) {
 // RoundTrip sends req with the cached token, refreshing it once on a 401
 // or 403 to a request sent with a reused token.
 func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !sendsToken(req) {
+		return t.base.RoundTrip(req)
+	}
 	ctx := req.Context()
 	tok, auth, fresh, err := t.token(ctx)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -471,5 +472,90 @@ func TestAuthHeaderIsTheRequests(t *testing.T) {
 	}
 	if len(got) != 2 || got[0] != "Bearer secret" || got[1] != "Bearer secret" {
 		t.Fatalf("Authorization sent = %q; want Bearer secret twice", got)
+	}
+}
+
+// TestTokenNotSentOnRedirectElsewhere: a redirect to another origin goes
+// without the token, for both kinds of credentials; one to the same
+// origin keeps it.
+func TestTokenNotSentOnRedirectElsewhere(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	elsewhere := map[string]string{} // path -> Authorization seen
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		elsewhere[r.URL.Path] = r.Header.Get("Authorization")
+		mu.Unlock()
+		reply(w, 200, `{"data":{"id":1}}`)
+	}))
+	defer other.Close()
+
+	a := newAuthServer(t, 3600)
+	static := "static-token"
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v3/category/1", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/away/"+r.URL.Query().Get("k"), http.StatusFound)
+	})
+	mux.HandleFunc("/v3/category/2", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/v3/category/3", http.StatusFound)
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if got := r.Header.Get("Authorization"); got != "Bearer "+static && !strings.HasPrefix(got, "Bearer tok-") {
+			t.Errorf("%s on the API's own origin: Authorization = %q", r.URL.Path, got)
+		}
+		reply(w, 200, `{"data":{"id":1}}`)
+	})
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == DefaultTokenPath {
+			a.srv.Config.Handler.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	}))
+	defer api.Close()
+
+	creds := ClientCredentials{TokenURL: TokenURL(api.URL), ClientID: testClientID, ClientSecret: testClientSecret,
+		Scopes: []string{"content", "audience"}, AuthStyle: oauth2.AuthStyleInHeader}
+	for name, hc := range map[string]*http.Client{
+		"credentials": creds.HTTPClient(nil),
+		"static":      StaticToken(static).HTTPClient(nil),
+	} {
+		for _, path := range []string{"/v3/category/1?k=" + name, "/v3/category/2"} {
+			resp, err := hc.Get(api.URL + path)
+			if err != nil {
+				t.Fatalf("%s %s: %v", name, path, err)
+			}
+			resp.Body.Close()
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, name := range []string{"credentials", "static"} {
+		got, ok := elsewhere["/away/"+name]
+		if !ok {
+			t.Errorf("%s: the redirect to another origin was not followed", name)
+		} else if got != "" {
+			t.Errorf("%s: the other origin got Authorization %q", name, got)
+		}
+	}
+}
+
+func TestOrigin(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		a, b string
+		same bool
+	}{
+		{"https://api.example/v3/x", "https://API.example:443/y", true},
+		{"http://h/x", "http://h:80/", true},
+		{"https://h/x", "http://h/x", false},
+		{"https://h/x", "https://h:8443/x", false},
+		{"https://h/x", "https://evil.h/x", false},
+	} {
+		ua, _ := url.Parse(tt.a)
+		ub, _ := url.Parse(tt.b)
+		if got := origin(ua) == origin(ub); got != tt.same {
+			t.Errorf("origin(%s) == origin(%s): %v, want %v", tt.a, tt.b, got, tt.same)
+		}
 	}
 }
