@@ -23,28 +23,136 @@ import (
 // the cost); other values go through encoding/json.
 func digest(pl *transform.Payload) history.Digest {
 	var d history.Digest
-	var h digester
-	group := func(g history.Field, vs ...any) {
-		h.sum = fnvOffset
-		for _, v := range vs {
-			h.value(v)
-			h.byte(0)
-		}
+	// One buffer for the numbers and times, of a time's size.
+	h := digester{sum: fnvOffset, buf: make([]byte, 0, 64)}
+	// Each value by its own type, not through ...any: boxing the strings,
+	// times and pointers was most of what a digest allocated.
+	set := func(g history.Field) {
 		d.Set(g, h.sum)
+		h.sum = fnvOffset
 	}
-	group(history.FieldType, pl.Type)
-	group(history.FieldTitle, pl.Title)
-	group(history.FieldSummary, pl.Summary)
-	group(history.FieldBody, pl.Body)
-	group(history.FieldImage, pl.ImageURL)
-	group(history.FieldLink, pl.ExternalURL, pl.MoreButtonText)
-	group(history.FieldDates, pl.PublishDate, pl.ExpirationDate, pl.PriorityUntil)
-	group(history.FieldCategories, pl.CategoryIDs, pl.CategoryNames)
-	group(history.FieldSettings, pl.AuthorID, pl.PriorityID, pl.StatusID, pl.Segments, pl.Private, pl.ExclusiveToSegment,
-		pl.AvailableInPartner, pl.EnableComments, pl.EnableLinkTracking, pl.Evergreen)
-	group(history.FieldEvent, pl.Event)
-	group(history.FieldNeed, pl.Need)
+	h.str(pl.Type)
+	set(history.FieldType)
+	h.str(pl.Title)
+	set(history.FieldTitle)
+	h.str(pl.Summary)
+	set(history.FieldSummary)
+	h.str(pl.Body)
+	set(history.FieldBody)
+	h.str(pl.ImageURL)
+	set(history.FieldImage)
+	h.str(pl.ExternalURL)
+	h.str(pl.MoreButtonText)
+	set(history.FieldLink)
+	h.time(pl.PublishDate)
+	h.time(pl.ExpirationDate)
+	h.time(pl.PriorityUntil)
+	set(history.FieldDates)
+	h.ints(pl.CategoryIDs)
+	h.strs(pl.CategoryNames)
+	set(history.FieldCategories)
+	for _, p := range []*int64{pl.AuthorID, pl.PriorityID, pl.StatusID} {
+		h.intp(p)
+	}
+	h.ints(pl.Segments)
+	for _, p := range []*bool{pl.Private, pl.ExclusiveToSegment, pl.AvailableInPartner, pl.EnableComments, pl.EnableLinkTracking, pl.Evergreen} {
+		h.boolp(p)
+	}
+	set(history.FieldSettings)
+	if pl.Event == nil {
+		h.null()
+	} else {
+		h.marshal(pl.Event)
+		h.byte(0)
+	}
+	set(history.FieldEvent)
+	if pl.Need == nil {
+		h.null()
+	} else {
+		h.marshal(pl.Need)
+		h.byte(0)
+	}
+	set(history.FieldNeed)
 	return d
+}
+
+// str, time, ints, strs, intp, boolp and null hash one value as
+// json.Marshal writes it, then the zero byte that ends it.
+func (h *digester) str(s string) {
+	h.jsonString(s)
+	h.byte(0)
+}
+
+// time hashes t as Time.MarshalJSON writes it (AppendText is its text
+// without the quotes and, unlike it, allocates nothing); a time it refuses
+// (a year outside 0–9999) adds nothing, as when the encoder's error was
+// ignored.
+func (h *digester) time(t time.Time) {
+	if b, err := t.AppendText(h.buf[:0]); err == nil {
+		h.byte('"')
+		h.bytes(b)
+		h.byte('"')
+		h.buf = b
+	}
+	h.byte(0)
+}
+
+func (h *digester) ints(v []int64) {
+	if v == nil {
+		h.null()
+		return
+	}
+	h.byte('[')
+	for i, n := range v {
+		if i > 0 {
+			h.byte(',')
+		}
+		h.int(n)
+	}
+	h.byte(']')
+	h.byte(0)
+}
+
+func (h *digester) strs(v []string) {
+	if v == nil {
+		h.null()
+		return
+	}
+	h.byte('[')
+	for i, s := range v {
+		if i > 0 {
+			h.byte(',')
+		}
+		h.jsonString(s)
+	}
+	h.byte(']')
+	h.byte(0)
+}
+
+func (h *digester) intp(p *int64) {
+	if p == nil {
+		h.null()
+		return
+	}
+	h.int(*p)
+	h.byte(0)
+}
+
+func (h *digester) boolp(p *bool) {
+	switch {
+	case p == nil:
+		h.string("null")
+	case *p:
+		h.string("true")
+	default:
+		h.string("false")
+	}
+	h.byte(0)
+}
+
+func (h *digester) null() {
+	h.string("null")
+	h.byte(0)
 }
 
 // FNV-1a, 32 bits (hash/fnv's New32a), kept in a value so that strings are
@@ -77,76 +185,6 @@ func (h *digester) bytes(b []byte) {
 		sum = (sum ^ uint32(c)) * fnvPrime
 	}
 	h.sum = sum
-}
-
-// value hashes json.Marshal(v). A value json.Marshal refuses (a time
-// outside years 0–9999) adds nothing, as it did when the encoder's error
-// was ignored.
-func (h *digester) value(v any) {
-	switch v := v.(type) {
-	case string:
-		h.jsonString(v)
-	case time.Time:
-		b, err := v.MarshalJSON()
-		if err == nil {
-			h.bytes(b)
-		}
-	case []int64:
-		if v == nil {
-			h.string("null")
-			return
-		}
-		h.byte('[')
-		for i, n := range v {
-			if i > 0 {
-				h.byte(',')
-			}
-			h.int(n)
-		}
-		h.byte(']')
-	case []string:
-		if v == nil {
-			h.string("null")
-			return
-		}
-		h.byte('[')
-		for i, s := range v {
-			if i > 0 {
-				h.byte(',')
-			}
-			h.jsonString(s)
-		}
-		h.byte(']')
-	case *int64:
-		if v == nil {
-			h.string("null")
-			return
-		}
-		h.int(*v)
-	case *bool:
-		switch {
-		case v == nil:
-			h.string("null")
-		case *v:
-			h.string("true")
-		default:
-			h.string("false")
-		}
-	case *transform.Event:
-		if v == nil {
-			h.string("null")
-			return
-		}
-		h.marshal(v)
-	case *transform.Need:
-		if v == nil {
-			h.string("null")
-			return
-		}
-		h.marshal(v)
-	default:
-		h.marshal(v)
-	}
 }
 
 func (h *digester) int(n int64) {
