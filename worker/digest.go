@@ -85,8 +85,8 @@ func (h *digester) str(s string) {
 
 // time hashes t as Time.MarshalJSON writes it (AppendText is its text
 // without the quotes and, unlike it, allocates nothing); a time it refuses
-// (a year outside 0–9999) adds nothing, as when the encoder's error was
-// ignored.
+// (a year outside 0–9999, a zone offset of 24 hours or more) adds
+// nothing, as when the encoder's error was ignored.
 func (h *digester) time(t time.Time) {
 	if b, err := t.AppendText(h.buf[:0]); err == nil {
 		h.byte('"')
@@ -141,7 +141,8 @@ func (h *digester) intp(p *int64) {
 func (h *digester) boolp(p *bool) {
 	switch {
 	case p == nil:
-		h.string("null")
+		h.null()
+		return
 	case *p:
 		h.string("true")
 	default:

@@ -53,8 +53,12 @@ func TestDigestUnchanged(t *testing.T) {
 			Segments: []int64{-1, 0, 9223372036854775807}, Private: &yes, ExclusiveToSegment: &no, Evergreen: &no,
 			PublishDate: time.Date(2026, 3, 4, 5, 6, 7, 0, time.FixedZone("", 3600)), ExpirationDate: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC),
 			Need: &transform.Need{Quantity: &qty, ByDate: time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)}},
-		// A time json.Marshal refuses adds nothing, as before.
+		// A time json.Marshal refuses adds nothing, as before, and the
+		// good time after it is hashed whole.
 		&transform.Payload{Type: "event", PublishDate: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), Event: &transform.Event{}},
+		&transform.Payload{Type: "event", PublishDate: time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC),
+			ExpirationDate: time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("", 24*3600)),
+			PriorityUntil:  time.Date(2026, 12, 31, 23, 59, 59, 999999999, time.FixedZone("", -(23*3600+59*60)))},
 	)
 	for i, pl := range pls {
 		got, want := digest(pl).Map(), digestBefore(pl)
