@@ -592,13 +592,15 @@ func TestPathParameterEscapedOnce(t *testing.T) {
 	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request, n int) {
 		reply(w, 200, `{"type":"x","fields":[]}`)
 	})
-	for _, tt := range []struct{ base, typ, want string }{
-		{"", "a/b c", "/v3/a%2Fb%20c/template"},
-		{"/my%20api", "a/b", "/my%20api/v3/a%2Fb/template"},
-		{"/my%20api", "segment", "/my%20api/v3/segment/template"},
-		{"", "100%", "/v3/100%25/template"},
+	for _, tt := range []struct{ base, tmpl, typ, want string }{
+		{"", DefaultTemplatePath, "a/b c", "/v3/a%2Fb%20c/template"},
+		{"/my%20api", DefaultTemplatePath, "a/b", "/my%20api/v3/a%2Fb/template"},
+		{"/my%20api", DefaultTemplatePath, "segment", "/my%20api/v3/segment/template"},
+		{"", DefaultTemplatePath, "100%", "/v3/100%25/template"},
+		{"", "/v3/ü t/{type}", "a/b", "/v3/%C3%BC%20t/a%2Fb"},
+		{"", "/v3/100%/{type}", "a/b", "/v3/100%25/a%2Fb"},
 	} {
-		c, err := NewClient(rec.srv.URL+tt.base, nil)
+		c, err := NewClient(rec.srv.URL+tt.base, nil, WithTemplatePath(tt.tmpl))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -607,7 +609,7 @@ func TestPathParameterEscapedOnce(t *testing.T) {
 		}
 		reqs := rec.requests()
 		if got := reqs[len(reqs)-1].Path; got != tt.want {
-			t.Errorf("base %q, type %q: path = %s, want %s", tt.base, tt.typ, got, tt.want)
+			t.Errorf("base %q, template %q, type %q: path = %s, want %s", tt.base, tt.tmpl, tt.typ, got, tt.want)
 		}
 	}
 }

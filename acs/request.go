@@ -27,9 +27,13 @@ const maxBody = 32 << 20
 type request struct {
 	method string
 	route  string // path template, as reported in errors and to the hook
-	path   string // route with its parameters escaped in
-	query  url.Values
-	body   []byte // nil: no body
+	path   string // route with its parameters in, as URL.Path takes it
+	// rawPath is path escaped, parameters each as one segment, when that
+	// differs from URL.Path's own escaping (a parameter holding "/" or
+	// "%"); "" otherwise.
+	rawPath string
+	query   url.Values
+	body    []byte // nil: no body
 }
 
 // envelope is the shape of every POST and PUT body (spec 2.1).
@@ -47,13 +51,17 @@ type validator interface {
 	validate() error
 }
 
+// escapePath escapes s as URL.Path's own encoding does.
+func escapePath(s string) string { return (&url.URL{Path: s}).EscapedPath() }
+
 // newRequest is the one request builder. It expands route's {placeholders}
 // in order with params (int64 ids, which must be positive, or strings),
 // path-escaping each, and wraps a non-nil body in the envelope after
 // validating it. Every error matches ErrInvalid: nothing has been sent.
 func (c *Client) newRequest(method, route string, query url.Values, body any, params ...any) (*request, error) {
-	var path strings.Builder
+	var path, raw strings.Builder
 	rest := route
+	escapes := false // a parameter that its own escaping changes
 	for _, p := range params {
 		open := strings.IndexByte(rest, '{')
 		end := strings.IndexByte(rest, '}')
@@ -73,11 +81,12 @@ func (c *Client) newRequest(method, route string, query url.Values, body any, pa
 				return nil, invalid(name, "empty")
 			}
 			seg = v
+			escapes = escapes || url.PathEscape(v) != v
 		default:
 			return nil, fmt.Errorf("acs: route %s: parameter %s of type %T", route, name, p)
 		}
 		path.WriteString(rest[:open])
-		path.WriteString(url.PathEscape(seg))
+		path.WriteString(seg)
 		rest = rest[end+1:]
 	}
 	if strings.ContainsRune(rest, '{') {
@@ -88,6 +97,25 @@ func (c *Client) newRequest(method, route string, query url.Values, body any, pa
 		// Without parameters (a create) the path is the route, not a copy.
 		path.WriteString(rest)
 		r.path = path.String()
+	}
+	if escapes {
+		// The route's own text escaped as URL.Path would be, and each
+		// parameter as one segment ("a/b" is "a%2Fb"): URL.Path alone
+		// would send a "/" in a parameter as a separator.
+		rest = route
+		for _, p := range params {
+			open, end := strings.IndexByte(rest, '{'), strings.IndexByte(rest, '}')
+			raw.WriteString(escapePath(rest[:open]))
+			switch v := p.(type) {
+			case int64:
+				raw.WriteString(strconv.FormatInt(v, 10))
+			case string:
+				raw.WriteString(url.PathEscape(v))
+			}
+			rest = rest[end+1:]
+		}
+		raw.WriteString(escapePath(rest))
+		r.rawPath = raw.String()
 	}
 	if body != nil && !isNilPointer(body) {
 		if v, ok := body.(validator); ok {
@@ -279,17 +307,8 @@ func (c *Client) attempt(ctx context.Context, r *request, n int) (*Response, *by
 		// escaped as %2B by Encode.
 		RawQuery: strings.ReplaceAll(r.query.Encode(), "+", "%20"),
 	}
-	if strings.IndexByte(r.path, '%') >= 0 {
-		// r.path holds escaped parameters (a type "a/b" is "a%2Fb"): Path
-		// is their decoded form and RawPath the escaped one, which the
-		// request line then carries as it is. As Path alone, "%2F" went
-		// out escaped twice ("%252F").
-		dec, err := url.PathUnescape(r.path)
-		if err != nil {
-			return nil, nil, fmt.Errorf("acs: %s %s: path: %w", r.method, r.route, err)
-		}
-		req.URL.Path = c.baseURL.Path + dec
-		req.URL.RawPath = c.baseURL.EscapedPath() + r.path
+	if r.rawPath != "" {
+		req.URL.RawPath = c.baseURL.EscapedPath() + r.rawPath
 	}
 	// No Host of its own (NewRequest with no URL leaves it empty): the
 	// Host header is then the URL's host, the same, and http.Client does

@@ -24,24 +24,34 @@ func (w *wireTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // TestRequestsOnTheWire holds attempt, which fills the request's URL in
-// as a struct, to the bytes of a request built the plain way, and each
-// string parameter to one segment of the path as the server reads it.
-// Paths with escapes, prefixes, empty ports and queries.
+// as a struct, to the bytes of a request built the plain way from a path
+// written out here, and each string parameter to one segment of the path
+// as the server reads it. Paths with escapes, prefixes, empty ports and
+// queries, parameters holding "/" and "%", routes (a template path is
+// configurable) holding spaces, non-ASCII and "%".
 func TestRequestsOnTheWire(t *testing.T) {
-	for _, base := range []string{"http://127.0.0.1:8089", "http://h:/api/", "https://[::1]:8443/a%20b/pre fix", "http://ex.com/%C3%BC/"} {
+	for _, base := range []struct{ url, prefix string }{
+		{"http://127.0.0.1:8089", ""}, {"http://h:/api/", "/api"},
+		{"https://[::1]:8443/a%20b/pre fix", "/a%20b/pre%20fix"}, {"http://ex.com/%C3%BC/", "/%C3%BC"},
+	} {
 		for _, tc := range []struct {
 			method, route string
 			query         url.Values
 			body          any
 			params        []any
+			path          string // as sent, after the base's prefix
 		}{
-			{http.MethodPost, "/v3/story", nil, &StoryCreate{Title: Ptr("t <&>")}, nil},
-			{http.MethodGet, "/v3/story/{id}", nil, nil, []any{int64(42)}},
-			{http.MethodGet, "/v3/{type}/template", url.Values{"q": {"a b+c", "2026-01-01 00:00:00"}, "ü": {"%"}}, nil, []any{"a/b c?d#e%25ü"}},
-			{http.MethodDelete, "/v3/{type}/{id}", nil, nil, []any{"x;y=z", int64(7)}},
+			{http.MethodPost, "/v3/story", nil, &StoryCreate{Title: Ptr("t <&>")}, nil, "/v3/story"},
+			{http.MethodGet, "/v3/story/{id}", nil, nil, []any{int64(42)}, "/v3/story/42"},
+			{http.MethodGet, "/v3/{type}/template", url.Values{"q": {"a b+c", "2026-01-01 00:00:00"}, "ü": {"%"}}, nil, []any{"a/b c?d#e%25ü"},
+				"/v3/a%2Fb%20c%3Fd%23e%2525%C3%BC/template"},
+			{http.MethodDelete, "/v3/{type}/{id}", nil, nil, []any{"x;y=z", int64(7)}, "/v3/x%3By=z/7"},
+			{http.MethodGet, "/v3/ü t/{type}", nil, nil, []any{"a/b"}, "/v3/%C3%BC%20t/a%2Fb"},
+			{http.MethodGet, "/v3/100%/{type}", nil, nil, []any{"a"}, "/v3/100%25/a"},
+			{http.MethodGet, "/v3/100%/{type}", nil, nil, []any{"a/b"}, "/v3/100%25/a%2Fb"},
 		} {
 			wt := &wireTransport{}
-			c, err := NewClient(base, &http.Client{Transport: wt}, WithUserAgent("ua/1"))
+			c, err := NewClient(base.url, &http.Client{Transport: wt}, WithUserAgent("ua/1"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -54,13 +64,12 @@ func TestRequestsOnTheWire(t *testing.T) {
 			}
 
 			// As a URL written out as a string and parsed back by
-			// http.NewRequest, headers Set one by one: the base's escaped
-			// path, then the route with its parameters escaped once.
-			u, err := url.Parse(base)
+			// http.NewRequest, headers Set one by one.
+			u, err := url.Parse(base.url)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ref := u.Scheme + "://" + strings.TrimSuffix(u.Host, ":") + strings.TrimSuffix(u.EscapedPath(), "/") + r.path
+			ref := u.Scheme + "://" + strings.TrimSuffix(u.Host, ":") + base.prefix + tc.path
 			if q := strings.ReplaceAll(r.query.Encode(), "+", "%20"); q != "" {
 				ref += "?" + q
 			}
@@ -82,27 +91,28 @@ func TestRequestsOnTheWire(t *testing.T) {
 				t.Fatal(err)
 			}
 			if len(wt.wire) != 1 || !bytes.Equal(wt.wire[0], want.Bytes()) {
-				t.Fatalf("%s %s on %s:\n got %q\nwant %q", tc.method, tc.route, base, wt.wire, want.Bytes())
+				t.Fatalf("%s %s on %s:\n got %q\nwant %q", tc.method, tc.route, base.url, wt.wire, want.Bytes())
 			}
 			// And a server reads it as one request, each string
 			// parameter as one segment of the path, as it was given.
 			got, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(wt.wire[0])))
 			if err != nil {
-				t.Fatalf("%s %s on %s: %v", tc.method, tc.route, base, err)
+				t.Fatalf("%s %s on %s: %v", tc.method, tc.route, base.url, err)
 			}
 			for _, p := range tc.params {
 				s, ok := p.(string)
 				if !ok {
 					continue
 				}
+				segs := strings.Split(strings.TrimPrefix(got.URL.EscapedPath(), base.prefix), "/")
 				found := false
-				for _, seg := range strings.Split(got.URL.EscapedPath(), "/") {
+				for _, seg := range segs {
 					if dec, err := url.PathUnescape(seg); err == nil && dec == s {
 						found = true
 					}
 				}
 				if !found {
-					t.Errorf("%s %s on %s: parameter %q is not a segment of %s", tc.method, tc.route, base, s, got.URL.EscapedPath())
+					t.Errorf("%s %s on %s: parameter %q is not a segment of %s", tc.method, tc.route, base.url, s, got.URL.EscapedPath())
 				}
 			}
 		}

@@ -21,10 +21,19 @@ func (s *TemplatesService) Get(ctx context.Context, dataType string) (*Template,
 	if dataType == "" {
 		return nil, nil, invalid("type", "empty data type")
 	}
+	r, err := s.client.newRequest(http.MethodGet, s.client.tmplPath, nil, nil, dataType)
+	if err != nil {
+		return nil, nil, err
+	}
 	// The route keeps the data type: there are a dozen, so it stays a
 	// bounded metric label, and it says which template failed.
-	route := strings.Replace(s.client.tmplPath, "{type}", url.PathEscape(dataType), 1)
-	return call[Template](ctx, s.client, http.MethodGet, route, nil)
+	r.route = strings.Replace(s.client.tmplPath, "{type}", url.PathEscape(dataType), 1)
+	out := new(Template)
+	resp, found, err := s.client.do(ctx, r, out)
+	if err != nil || !found {
+		return nil, resp, err
+	}
+	return out, resp, nil
 }
 
 // CheckFilter fails with [ErrInvalid] when f uses a field the template of
