@@ -51,8 +51,8 @@ func (cc ClientCredentials) String() string {
 func (cc ClientCredentials) GoString() string { return cc.String() }
 
 // Transport returns a RoundTripper that authenticates every request with a
-// token from the token endpoint, but for a redirect to another origin
-// (scheme, host or port), which goes without it. base (nil: http.DefaultTransport) carries
+// token from the token endpoint, but for a redirect to another host or
+// from https to http, which goes without it (see sendsToken). base (nil: http.DefaultTransport) carries
 // both the token requests and the API requests; wrap the result in further
 // transports (instrumentation) as needed.
 func (cc ClientCredentials) Transport(base http.RoundTripper) http.RoundTripper {
@@ -102,7 +102,7 @@ func (StaticToken) GoString() string { return "acs.StaticToken(redacted)" }
 
 // Transport returns a RoundTripper that sends the token on every request
 // through base (nil: http.DefaultTransport), but for a redirect to another
-// origin (scheme, host or port), which goes without it.
+// host or from https to http, which goes without it (see sendsToken).
 func (t StaticToken) Transport(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
@@ -121,7 +121,7 @@ type staticTransport struct {
 }
 
 // RoundTrip sends a copy of req carrying the token, unless req follows a
-// redirect to another origin (see sendsToken).
+// redirect elsewhere (see sendsToken).
 func (t *staticTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !sendsToken(req) {
 		return t.base.RoundTrip(req)
@@ -129,38 +129,42 @@ func (t *staticTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.base.RoundTrip(withAuth(req, req.Body, t.auth))
 }
 
-// sendsToken reports whether req may carry the token: unless it follows a
-// redirect (http.Client sets Response on those) to an origin, scheme,
-// host and port, other than the first request's. http.Client drops a
-// caller's Authorization header on such a redirect, but a transport adds
-// the token to every request it is handed, and would give it to any
-// server the API (or whoever answers in its name) redirects to, or send
-// it in clear after a redirect from https to http.
+// sendsToken reports whether req may carry the token. A request that
+// follows redirects (http.Client sets Response on those) carries it only
+// if every request of the chain went to the first one's host or one of
+// its subdomains, as http.Client decides for a caller's own Authorization
+// header, and never over http after https. A transport adds the token to
+// every request it is handed: without this, it would give it to any
+// server the API (or whoever answers in its name) redirects to. A chain
+// whose first request is unknown (a transport below that sets no
+// Response.Request) gets no token.
 func sendsToken(req *http.Request) bool {
 	if req.Response == nil {
 		return true
 	}
 	first := req
-	for first.Response != nil && first.Response.Request != nil {
+	for first.Response != nil {
+		if first.Response.Request == nil {
+			return false
+		}
 		first = first.Response.Request
 	}
-	return origin(first.URL) == origin(req.URL)
-}
-
-// origin is u's scheme, host and port, the port written out when it is
-// the scheme's default.
-func origin(u *url.URL) string {
-	scheme := strings.ToLower(u.Scheme)
-	port := u.Port()
-	if port == "" {
-		switch scheme {
-		case "https":
-			port = "443"
-		case "http":
-			port = "80"
+	for r := req; r != first; r = r.Response.Request {
+		if !sameAuthority(first.URL, r.URL) {
+			return false
 		}
 	}
-	return scheme + "://" + strings.ToLower(u.Hostname()) + ":" + port
+	return true
+}
+
+// sameAuthority reports whether to may carry what was sent to from: its
+// host is from's or a subdomain of it, and it is not http after https.
+func sameAuthority(from, to *url.URL) bool {
+	if strings.EqualFold(from.Scheme, "https") && !strings.EqualFold(to.Scheme, "https") {
+		return false
+	}
+	fh, th := strings.ToLower(from.Hostname()), strings.ToLower(to.Hostname())
+	return th == fh || strings.HasSuffix(th, "."+fh)
 }
 
 // tokenTransport caches one token, shares it between concurrent requests

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -475,9 +475,10 @@ func TestAuthHeaderIsTheRequests(t *testing.T) {
 	}
 }
 
-// TestTokenNotSentOnRedirectElsewhere: a redirect to another origin goes
-// without the token, for both kinds of credentials; one to the same
-// origin keeps it.
+// TestTokenNotSentOnRedirectElsewhere: through http.Client, a redirect to
+// another host goes without the token, for both kinds of credentials; one
+// to the same host keeps it. The API is api.test and the other host
+// other.test, both dialled on loopback.
 func TestTokenNotSentOnRedirectElsewhere(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
@@ -489,39 +490,38 @@ func TestTokenNotSentOnRedirectElsewhere(t *testing.T) {
 		reply(w, 200, `{"data":{"id":1}}`)
 	}))
 	defer other.Close()
-
 	a := newAuthServer(t, 3600)
-	static := "static-token"
-	mux := http.NewServeMux()
-	mux.HandleFunc("/v3/category/1", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, other.URL+"/away/"+r.URL.Query().Get("k"), http.StatusFound)
-	})
-	mux.HandleFunc("/v3/category/2", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, "/v3/category/3", http.StatusFound)
-	})
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if got := r.Header.Get("Authorization"); got != "Bearer "+static && !strings.HasPrefix(got, "Bearer tok-") {
-			t.Errorf("%s on the API's own origin: Authorization = %q", r.URL.Path, got)
-		}
-		reply(w, 200, `{"data":{"id":1}}`)
-	})
+	const static = "static-token"
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == DefaultTokenPath {
+		switch r.URL.Path {
+		case DefaultTokenPath:
 			a.srv.Config.Handler.ServeHTTP(w, r)
-			return
+		case "/v3/category/1":
+			http.Redirect(w, r, "http://other.test/away/"+r.URL.Query().Get("k"), http.StatusFound)
+		case "/v3/category/2":
+			http.Redirect(w, r, "http://API.test/v3/category/3", http.StatusFound)
+		default:
+			if got := r.Header.Get("Authorization"); got != "Bearer "+static && !strings.HasPrefix(got, "Bearer tok-") {
+				t.Errorf("%s on the API's own host: Authorization = %q", r.URL.Path, got)
+			}
+			reply(w, 200, `{"data":{"id":1}}`)
 		}
-		mux.ServeHTTP(w, r)
 	}))
 	defer api.Close()
+	addrs := map[string]string{"api.test:80": api.Listener.Addr().String(), "other.test:80": other.Listener.Addr().String()}
+	base := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, addrs[strings.ToLower(addr)])
+	}}
+	defer base.CloseIdleConnections()
 
-	creds := ClientCredentials{TokenURL: TokenURL(api.URL), ClientID: testClientID, ClientSecret: testClientSecret,
+	creds := ClientCredentials{TokenURL: "http://api.test" + DefaultTokenPath, ClientID: testClientID, ClientSecret: testClientSecret,
 		Scopes: []string{"content", "audience"}, AuthStyle: oauth2.AuthStyleInHeader}
 	for name, hc := range map[string]*http.Client{
-		"credentials": creds.HTTPClient(nil),
-		"static":      StaticToken(static).HTTPClient(nil),
+		"credentials": creds.HTTPClient(base),
+		"static":      StaticToken(static).HTTPClient(base),
 	} {
 		for _, path := range []string{"/v3/category/1?k=" + name, "/v3/category/2"} {
-			resp, err := hc.Get(api.URL + path)
+			resp, err := hc.Get("http://api.test" + path)
 			if err != nil {
 				t.Fatalf("%s %s: %v", name, path, err)
 			}
@@ -533,29 +533,53 @@ func TestTokenNotSentOnRedirectElsewhere(t *testing.T) {
 	for _, name := range []string{"credentials", "static"} {
 		got, ok := elsewhere["/away/"+name]
 		if !ok {
-			t.Errorf("%s: the redirect to another origin was not followed", name)
+			t.Errorf("%s: the redirect to another host was not followed", name)
 		} else if got != "" {
-			t.Errorf("%s: the other origin got Authorization %q", name, got)
+			t.Errorf("%s: the other host got Authorization %q", name, got)
 		}
 	}
 }
 
-func TestOrigin(t *testing.T) {
+// TestSendsToken: the rule over redirect chains.
+func TestSendsToken(t *testing.T) {
 	t.Parallel()
-	for _, tt := range []struct {
-		a, b string
-		same bool
-	}{
-		{"https://api.example/v3/x", "https://API.example:443/y", true},
-		{"http://h/x", "http://h:80/", true},
-		{"https://h/x", "http://h/x", false},
-		{"https://h/x", "https://h:8443/x", false},
-		{"https://h/x", "https://evil.h/x", false},
-	} {
-		ua, _ := url.Parse(tt.a)
-		ub, _ := url.Parse(tt.b)
-		if got := origin(ua) == origin(ub); got != tt.same {
-			t.Errorf("origin(%s) == origin(%s): %v, want %v", tt.a, tt.b, got, tt.same)
+	chain := func(urls ...string) *http.Request {
+		var req *http.Request
+		for _, u := range urls {
+			r, err := http.NewRequest(http.MethodGet, u, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if req != nil {
+				r.Response = &http.Response{Request: req}
+			}
+			req = r
 		}
+		return req
+	}
+	for _, tt := range []struct {
+		urls []string
+		want bool
+	}{
+		{[]string{"https://api.example/v3/x"}, true},
+		{[]string{"https://api.example/v3/x", "https://API.example:443/y"}, true},
+		{[]string{"https://api.example/v3/x", "https://api.example:8443/y"}, true}, // ports, as http.Client
+		{[]string{"https://api.example/v3/x", "https://cdn.api.example/y"}, true},  // a subdomain, as http.Client
+		{[]string{"http://api.example/v3/x", "https://api.example/y"}, true},
+		{[]string{"https://api.example/v3/x", "http://api.example/y"}, false}, // in clear after https
+		{[]string{"https://api.example/v3/x", "https://evil.example/y"}, false},
+		{[]string{"https://api.example/v3/x", "https://evilapi.example/y"}, false},
+		{[]string{"https://api.example/v3/x", "https://example/y"}, false}, // the parent domain
+		{[]string{"https://api.example/v3/x", "https://evil.example/y", "https://api.example/z"}, false},
+	} {
+		if got := sendsToken(chain(tt.urls...)); got != tt.want {
+			t.Errorf("%v: sendsToken = %v, want %v", tt.urls, got, tt.want)
+		}
+	}
+	// A redirect whose first request is unknown gets no token.
+	r := chain("https://api.example/v3/x")
+	r.Response = &http.Response{}
+	if sendsToken(r) {
+		t.Error("a redirect without its previous request carries the token")
 	}
 }
