@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -64,6 +66,8 @@ type Bolt struct {
 	closeErr      error
 	retention     time.Duration
 	sweepLimit    int
+	// created: OpenBolt made the file (Created).
+	created bool
 	// callTimeout bounds each call (BoltOptions.CallTimeout).
 	callTimeout time.Duration
 	// afterStep, set by tests only, runs after each step of a Diff or
@@ -133,6 +137,8 @@ func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
 	if o.ReclaimDelay <= 0 {
 		o.ReclaimDelay = 30 * time.Second
 	}
+	_, statErr := os.Stat(path)
+	created := errors.Is(statErr, fs.ErrNotExist)
 	// The free list is rebuilt at open instead of written at every
 	// commit (as etcd runs bbolt), and kept as a map: commits write less.
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: o.LockTimeout,
@@ -144,7 +150,7 @@ func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	reclaim := o.ReclaimDelay
-	b := &Bolt{db: db, aliases: newAliasOverlay(), mergeAt: aliasMergeAt, mergeLogBytes: aliasMergeLogBytes, retention: o.Retention, sweepLimit: o.SweepLimit, callTimeout: o.CallTimeout}
+	b := &Bolt{db: db, aliases: newAliasOverlay(), mergeAt: aliasMergeAt, mergeLogBytes: aliasMergeLogBytes, retention: o.Retention, sweepLimit: o.SweepLimit, callTimeout: o.CallTimeout, created: created}
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, name := range [][]byte{bFeeds, bDue, bDueX, bDead, bData, bMeta, bRuns, bClaims, bLeases, bAliases, bAliasExp} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
@@ -186,6 +192,11 @@ func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
 	b.group = newGroupCommitter(db, b.aliases)
 	return b, nil
 }
+
+// Created reports whether OpenBolt made the file: a first start, or one
+// after the file was removed. A Redis store cannot tell a new prefix from
+// an emptied one.
+func (b *Bolt) Created() bool { return b.created }
 
 // Close closes the database file, after the writes under way and a merge
 // of the aliases waiting in memory (logged already: if the merge fails,

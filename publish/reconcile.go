@@ -112,7 +112,13 @@ func (p *Publisher) checkEpoch(ctx context.Context) (lost bool, err error) {
 	case r.epoch == "":
 		// At start: a new store, or one emptied while no worker ran.
 		r.epoch, r.gen, lost = id, r.gen+1, true
-		r.log.Warn("the store has no epoch marker: it is new or lost its data; every feed is reconciled with the API before anything of it is posted")
+		if c, ok := r.store.(interface{ Created() bool }); ok && c.Created() {
+			// An embedded file made by this start (every first start):
+			// no warning, which a newcomer would meet on the first run.
+			r.log.Info("the store's file was created by this start (a first start, or the file was removed); every feed is reconciled with the API before anything of it is posted")
+		} else {
+			r.log.Warn("the store has no epoch marker: it is new or lost its data; every feed is reconciled with the API before anything of it is posted")
+		}
 	case id != r.epoch:
 		r.epoch, r.gen, lost = id, r.gen+1, true
 		r.strictGen, r.lostAt = r.gen, time.Now()

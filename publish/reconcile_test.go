@@ -1,11 +1,14 @@
 package publish_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,6 +145,46 @@ func TestReconcileBoltFileDeleted(t *testing.T) {
 	}
 	defer open().Close()
 	s.after(e.publisher(func(o *publish.Options) { o.Registerer = s.reg }))
+}
+
+// TestNewStoreFileIsNoWarning: the embedded store's first start says at
+// INFO that its file is new, not the WARN of a store that lost its
+// marker; the file reopened says nothing; a Redis prefix never written
+// cannot be told from an emptied one and still warns.
+func TestNewStoreFileIsNoWarning(t *testing.T) {
+	t.Parallel()
+	run := func(e *env) string {
+		var logs bytes.Buffer
+		p := e.publisher(func(o *publish.Options) {
+			o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		})
+		e.accept(p, "f", stories("f", 2), publish.FeedOptions{})
+		return logs.String()
+	}
+	const created, lost = "the store's file was created by this start", "the store has no epoch marker"
+	e := newEnv(t, onBolt, sandbox.Faults{})
+	path := filepath.Join(t.TempDir(), "worker.db")
+	for i, want := range []string{created, ""} {
+		st, err := dedupe.OpenBolt(path, dedupe.BoltOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.store = st
+		logs := run(e)
+		st.Close()
+		if strings.Contains(logs, lost) || strings.Contains(logs, "level=WARN") {
+			t.Errorf("start %d warned:\n%s", i+1, logs)
+		}
+		if want != "" && !strings.Contains(logs, "level=INFO msg=\""+want) {
+			t.Errorf("start %d: no INFO %q:\n%s", i+1, want, logs)
+		}
+		if want == "" && strings.Contains(logs, created) {
+			t.Errorf("start %d, the file there already: %s", i+1, logs)
+		}
+	}
+	if logs := run(newEnv(t, onRedis, sandbox.Faults{})); !strings.Contains(logs, "level=WARN msg=\""+lost) {
+		t.Errorf("a new Redis prefix: no WARN %q:\n%s", lost, logs)
+	}
 }
 
 // TestReconcileFilterRefused: on a service that does not search
