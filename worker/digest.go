@@ -48,13 +48,13 @@ func digest(pl *transform.Payload) history.Digest {
 	h.time(pl.ExpirationDate)
 	h.time(pl.PriorityUntil)
 	set(history.FieldDates)
-	h.ints(pl.CategoryIDs)
-	h.strs(pl.CategoryNames)
+	list(&h, pl.CategoryIDs, h.int)
+	list(&h, pl.CategoryNames, h.jsonString)
 	set(history.FieldCategories)
 	for _, p := range []*int64{pl.AuthorID, pl.PriorityID, pl.StatusID} {
 		h.intp(p)
 	}
-	h.ints(pl.Segments)
+	list(&h, pl.Segments, h.int)
 	for _, p := range []*bool{pl.Private, pl.ExclusiveToSegment, pl.AvailableInPartner, pl.EnableComments, pl.EnableLinkTracking, pl.Evergreen} {
 		h.boolp(p)
 	}
@@ -76,7 +76,7 @@ func digest(pl *transform.Payload) history.Digest {
 	return d
 }
 
-// str, time, ints, strs, intp, boolp and null hash one value as
+// str, time, list, intp, boolp and null hash one value as
 // json.Marshal writes it, then the zero byte that ends it.
 func (h *digester) str(s string) {
 	h.jsonString(s)
@@ -97,33 +97,18 @@ func (h *digester) time(t time.Time) {
 	h.byte(0)
 }
 
-func (h *digester) ints(v []int64) {
+// list hashes v as a JSON array, each element by elem.
+func list[T any](h *digester, v []T, elem func(T)) {
 	if v == nil {
 		h.null()
 		return
 	}
 	h.byte('[')
-	for i, n := range v {
+	for i, x := range v {
 		if i > 0 {
 			h.byte(',')
 		}
-		h.int(n)
-	}
-	h.byte(']')
-	h.byte(0)
-}
-
-func (h *digester) strs(v []string) {
-	if v == nil {
-		h.null()
-		return
-	}
-	h.byte('[')
-	for i, s := range v {
-		if i > 0 {
-			h.byte(',')
-		}
-		h.jsonString(s)
+		elem(x)
 	}
 	h.byte(']')
 	h.byte(0)
