@@ -163,11 +163,14 @@ func WithRateLimiter(l *rate.Limiter) Option {
 }
 
 // WithTemplatePath sets the path pattern of the template endpoints; it must
-// begin with / and contain {type}. The default is [DefaultTemplatePath].
+// begin with / and contain {type}, and no other brace. The pattern is
+// plain text, escaped when sent ("%" goes out as %25). The default is
+// [DefaultTemplatePath].
 func WithTemplatePath(pattern string) Option {
 	return func(c *Client) error {
-		if !strings.HasPrefix(pattern, "/") || strings.Count(pattern, "{type}") != 1 {
-			return fmt.Errorf("acs: template path %q: must begin with / and contain {type} once", pattern)
+		rest := strings.Replace(pattern, "{type}", "", 1)
+		if !strings.HasPrefix(pattern, "/") || len(rest) == len(pattern) || strings.ContainsAny(rest, "{}") {
+			return fmt.Errorf("acs: template path %q: must begin with / and contain {type} once, and no other brace", pattern)
 		}
 		c.tmplPath = pattern
 		return nil

@@ -9,7 +9,9 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
+	"golang.org/x/net/idna"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 )
@@ -159,12 +161,38 @@ func sendsToken(req *http.Request) bool {
 
 // sameAuthority reports whether to may carry what was sent to from: its
 // host is from's or a subdomain of it, and it is not http after https.
+// Hosts are compared in their ASCII (punycode) form, the one dialled, as
+// http.Client compares them: lowercasing "İ" would make another domain
+// look like the API's. A host that has none fails, and a subdomain match
+// is refused for an IPv6 literal or zone (":" or "%", CVE-2023-45289).
 func sameAuthority(from, to *url.URL) bool {
 	if strings.EqualFold(from.Scheme, "https") && !strings.EqualFold(to.Scheme, "https") {
 		return false
 	}
-	fh, th := strings.ToLower(from.Hostname()), strings.ToLower(to.Hostname())
-	return th == fh || strings.HasSuffix(th, "."+fh)
+	fh, err := asciiHost(from)
+	if err != nil {
+		return false
+	}
+	th, err := asciiHost(to)
+	if err != nil {
+		return false
+	}
+	if th == fh {
+		return true
+	}
+	return !strings.ContainsAny(th, ":%") && strings.HasSuffix(th, "."+fh)
+}
+
+// asciiHost is u's host name in lower case, in its punycode form when it
+// is not ASCII (an IP literal is ASCII, and left as it is).
+func asciiHost(u *url.URL) (string, error) {
+	h := u.Hostname()
+	for i := 0; i < len(h); i++ {
+		if h[i] >= utf8.RuneSelf {
+			return idna.Lookup.ToASCII(h)
+		}
+	}
+	return strings.ToLower(h), nil
 }
 
 // tokenTransport caches one token, shares it between concurrent requests

@@ -571,6 +571,12 @@ func TestSendsToken(t *testing.T) {
 		{[]string{"https://api.example/v3/x", "https://evilapi.example/y"}, false},
 		{[]string{"https://api.example/v3/x", "https://example/y"}, false}, // the parent domain
 		{[]string{"https://api.example/v3/x", "https://evil.example/y", "https://api.example/z"}, false},
+		// Another domain that lowercases to the API's: compared as dialled.
+		{[]string{"https://api.acme-media.com/", "https://api.acme-med\u0130a.com/x"}, false},
+		{[]string{"https://API.acme-media.com/", "https://api.acme-media.com/x"}, true},
+		// An IPv6 zone that ends as a subdomain would.
+		{[]string{"http://api.example.com/", "http://[2001:db8::1%25.api.example.com]/x"}, false},
+		{[]string{"http://[2001:db8::1]/", "http://[2001:db8::1]:8080/x"}, true},
 	} {
 		if got := sendsToken(chain(tt.urls...)); got != tt.want {
 			t.Errorf("%v: sendsToken = %v, want %v", tt.urls, got, tt.want)

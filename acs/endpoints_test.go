@@ -577,7 +577,7 @@ func TestTemplatePathOption(t *testing.T) {
 	if got := rec.requests()[0].Path; got != "/v3/templates/segment" {
 		t.Errorf("path = %s, want /v3/templates/segment", got)
 	}
-	for _, bad := range []string{"v3/{type}", "/v3/template", "/{type}/{type}"} {
+	for _, bad := range []string{"v3/{type}", "/v3/template", "/{type}/{type}", "/a}b/{type}", "/{x}/{type}", "/v3/{type"} {
 		if _, err := NewClient(rec.srv.URL, nil, WithTemplatePath(bad)); err == nil {
 			t.Errorf("WithTemplatePath(%q) accepted", bad)
 		}
@@ -611,6 +611,17 @@ func TestPathParameterEscapedOnce(t *testing.T) {
 		if got := reqs[len(reqs)-1].Path; got != tt.want {
 			t.Errorf("base %q, template %q, type %q: path = %s, want %s", tt.base, tt.tmpl, tt.typ, got, tt.want)
 		}
+	}
+	// A dot segment would be resolved away on its way: refused unsent.
+	n := len(rec.requests())
+	c := newTestClient(t, rec)
+	for _, typ := range []string{".", ".."} {
+		if _, _, err := c.Templates.Get(context.Background(), typ); !errors.Is(err, ErrInvalid) {
+			t.Errorf("type %q: err = %v, want ErrInvalid", typ, err)
+		}
+	}
+	if len(rec.requests()) != n {
+		t.Error("a dot segment was sent")
 	}
 }
 

@@ -77,8 +77,9 @@ func (c *Client) newRequest(method, route string, query url.Values, body any, pa
 			}
 			seg = strconv.FormatInt(v, 10)
 		case string:
-			if v == "" {
-				return nil, invalid(name, "empty")
+			if v == "" || v == "." || v == ".." {
+				// A dot segment would be resolved away on its way.
+				return nil, invalid(name, "%q is not a path segment", v)
 			}
 			seg = v
 			escapes = escapes || url.PathEscape(v) != v
