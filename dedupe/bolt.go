@@ -66,7 +66,7 @@ type Bolt struct {
 	closeErr      error
 	retention     time.Duration
 	sweepLimit    int
-	// created: OpenBolt made the file (Created).
+	// created: OpenBolt made the file (CreatedFile).
 	created bool
 	// callTimeout bounds each call (BoltOptions.CallTimeout).
 	callTimeout time.Duration
@@ -193,10 +193,15 @@ func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
 	return b, nil
 }
 
-// Created reports whether OpenBolt made the file: a first start, or one
-// after the file was removed. A Redis store cannot tell a new prefix from
-// an emptied one.
-func (b *Bolt) Created() bool { return b.created }
+// CreatedFile is the file's path if OpenBolt made it (a first start, or
+// one after the file was removed), "" otherwise. A Redis store cannot
+// tell a new prefix from an emptied one.
+func (b *Bolt) CreatedFile() string {
+	if !b.created {
+		return ""
+	}
+	return b.db.Path()
+}
 
 // Close closes the database file, after the writes under way and a merge
 // of the aliases waiting in memory (logged already: if the merge fails,

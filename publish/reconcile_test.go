@@ -175,7 +175,7 @@ func TestNewStoreFileIsNoWarning(t *testing.T) {
 		if strings.Contains(logs, lost) || strings.Contains(logs, "level=WARN") {
 			t.Errorf("start %d warned:\n%s", i+1, logs)
 		}
-		if want != "" && !strings.Contains(logs, "level=INFO msg=\""+want) {
+		if want != "" && (!strings.Contains(logs, "level=INFO msg=\""+want) || !strings.Contains(logs, "path="+path)) {
 			t.Errorf("start %d: no INFO %q:\n%s", i+1, want, logs)
 		}
 		if want == "" && strings.Contains(logs, created) {
