@@ -139,7 +139,9 @@
 // the request once more (bodies are replayed through GetBody); a 401 or
 // 403 to a token fetched for the request stands. [StaticToken]
 // sends a fixed bearer token. Neither puts a token or secret in an error,
-// and both hide them when formatted.
+// and both hide them when formatted. Neither sends the token on a redirect
+// to another host, nor from https to http: a redirect carries it only as
+// far as http.Client lets a caller's own Authorization header go.
 //
 // # Errors
 //
