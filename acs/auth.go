@@ -53,10 +53,11 @@ func (cc ClientCredentials) String() string {
 func (cc ClientCredentials) GoString() string { return cc.String() }
 
 // Transport returns a RoundTripper that authenticates every request with a
-// token from the token endpoint, but for a redirect to another host or
-// from https to http, which goes without it (see sendsToken). base (nil: http.DefaultTransport) carries
-// both the token requests and the API requests; wrap the result in further
-// transports (instrumentation) as needed.
+// token from the token endpoint, but for a redirect to another domain (a
+// subdomain of the API's host keeps it) or from https to http, which goes
+// without it. base (nil: http.DefaultTransport) carries both the token
+// requests and the API requests; wrap the result in further transports
+// (instrumentation) as needed.
 func (cc ClientCredentials) Transport(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
@@ -104,7 +105,8 @@ func (StaticToken) GoString() string { return "acs.StaticToken(redacted)" }
 
 // Transport returns a RoundTripper that sends the token on every request
 // through base (nil: http.DefaultTransport), but for a redirect to another
-// host or from https to http, which goes without it (see sendsToken).
+// domain (a subdomain of the API's host keeps it) or from https to http,
+// which goes without it.
 func (t StaticToken) Transport(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
@@ -162,8 +164,8 @@ func sendsToken(req *http.Request) bool {
 // sameAuthority reports whether to may carry what was sent to from: its
 // host is from's or a subdomain of it, and it is not http after https.
 // Hosts are compared in their ASCII (punycode) form, the one dialled, as
-// http.Client compares them: lowercasing "İ" would make another domain
-// look like the API's. A host that has none fails, and a subdomain match
+// http.Client compares them (but ignoring ASCII case, as DNS does):
+// lowercasing "İ" would make another domain look like the API's. A host that has none fails, and a subdomain match
 // is refused for an IPv6 literal or zone (":" or "%", CVE-2023-45289).
 func sameAuthority(from, to *url.URL) bool {
 	if strings.EqualFold(from.Scheme, "https") && !strings.EqualFold(to.Scheme, "https") {

@@ -140,8 +140,9 @@
 // 403 to a token fetched for the request stands. [StaticToken]
 // sends a fixed bearer token. Neither puts a token or secret in an error,
 // and both hide them when formatted. Neither sends the token on a redirect
-// to another host, nor from https to http: a redirect carries it only as
-// far as http.Client lets a caller's own Authorization header go.
+// to another domain (a subdomain of the API's host keeps it), nor from
+// https to http: a redirect carries it only as far as http.Client lets a
+// caller's own Authorization header go.
 //
 // # Errors
 //

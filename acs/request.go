@@ -28,9 +28,9 @@ type request struct {
 	method string
 	route  string // path template, as reported in errors and to the hook
 	path   string // route with its parameters in, as URL.Path takes it
-	// rawPath is path escaped, parameters each as one segment, when that
-	// differs from URL.Path's own escaping (a parameter holding "/" or
-	// "%"); "" otherwise.
+	// rawPath is path escaped with each parameter as one segment, set
+	// when a string parameter holds a character PathEscape escapes, so
+	// that a "/" in it stays inside its segment; "" otherwise.
 	rawPath string
 	query   url.Values
 	body    []byte // nil: no body
@@ -102,7 +102,9 @@ func (c *Client) newRequest(method, route string, query url.Values, body any, pa
 	if escapes {
 		// The route's own text escaped as URL.Path would be, and each
 		// parameter as one segment ("a/b" is "a%2Fb"): URL.Path alone
-		// would send a "/" in a parameter as a separator.
+		// would send a "/" in a parameter as a separator. A second pass
+		// over the route the first one checked, so that the common
+		// requests (ids only) build one path, not two.
 		rest = route
 		for _, p := range params {
 			open, end := strings.IndexByte(rest, '{'), strings.IndexByte(rest, '}')

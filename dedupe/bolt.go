@@ -193,9 +193,8 @@ func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
 	return b, nil
 }
 
-// CreatedFile is the file's path if OpenBolt made it (a first start, or
-// one after the file was removed), "" otherwise. A Redis store cannot
-// tell a new prefix from an emptied one.
+// CreatedFile implements [FileCreator]: OpenBolt made the file at a first
+// start, or one after the file was removed.
 func (b *Bolt) CreatedFile() string {
 	if !b.created {
 		return ""

@@ -42,6 +42,15 @@ type Reconciler interface {
 	RecordFound(ctx context.Context, feedID string, found []Found, now time.Time) (int, error)
 }
 
+// FileCreator is a store kept in a file, which knows whether its open made
+// the file: a new file is no loss to warn of (a Redis prefix never written
+// cannot be told from an emptied one).
+type FileCreator interface {
+	// CreatedFile is the file's path if the store's open made it, ""
+	// otherwise.
+	CreatedFile() string
+}
+
 // Found is an item found on the service by its external id.
 type Found struct {
 	ExternalID string
@@ -55,6 +64,8 @@ type Found struct {
 var (
 	_ Reconciler = (*Redis)(nil)
 	_ Reconciler = (*Bolt)(nil)
+
+	_ FileCreator = (*Bolt)(nil)
 )
 
 // newEpochID is a random marker: 16 bytes, as hex.

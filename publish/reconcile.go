@@ -112,13 +112,17 @@ func (p *Publisher) checkEpoch(ctx context.Context) (lost bool, err error) {
 	case r.epoch == "":
 		// At start: a new store, or one emptied while no worker ran.
 		r.epoch, r.gen, lost = id, r.gen+1, true
-		if c, ok := r.store.(interface{ CreatedFile() string }); ok && c.CreatedFile() != "" {
+		var created string
+		if c, ok := r.store.(dedupe.FileCreator); ok {
+			created = c.CreatedFile()
+		}
+		if created != "" {
 			// An embedded file made by this start (every first start):
 			// no warning, which a newcomer would meet on the first run.
 			// The path says which file, should it be one that a
 			// container without a volume makes at every start.
 			r.log.Info("the store's file was created by this start (a first start, or the file was removed); every feed is reconciled with the API before anything of it is posted",
-				"path", c.CreatedFile())
+				"path", created)
 		} else {
 			r.log.Warn("the store has no epoch marker: it is new or lost its data; every feed is reconciled with the API before anything of it is posted")
 		}

@@ -59,24 +59,14 @@ func digest(pl *transform.Payload) history.Digest {
 		h.boolp(p)
 	}
 	set(history.FieldSettings)
-	if pl.Event == nil {
-		h.null()
-	} else {
-		h.marshal(pl.Event)
-		h.byte(0)
-	}
+	jsonp(&h, pl.Event)
 	set(history.FieldEvent)
-	if pl.Need == nil {
-		h.null()
-	} else {
-		h.marshal(pl.Need)
-		h.byte(0)
-	}
+	jsonp(&h, pl.Need)
 	set(history.FieldNeed)
 	return d
 }
 
-// str, time, list, intp, boolp and null hash one value as
+// str, time, list, jsonp, intp, boolp and null hash one value as
 // json.Marshal writes it, then the zero byte that ends it.
 func (h *digester) str(s string) {
 	h.jsonString(s)
@@ -94,6 +84,16 @@ func (h *digester) time(t time.Time) {
 		h.byte('"')
 		h.buf = b
 	}
+	h.byte(0)
+}
+
+// jsonp hashes *p as json.Marshal writes it, null when p is nil.
+func jsonp[T any](h *digester, p *T) {
+	if p == nil {
+		h.null()
+		return
+	}
+	h.marshal(p)
 	h.byte(0)
 }
 
