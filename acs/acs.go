@@ -221,14 +221,20 @@ func NewClient(baseURL string, httpClient *http.Client, opts ...Option) (*Client
 		// url.Parse quotes the whole URL, password included: say less.
 		return nil, errors.New("acs: base url: not a valid URL")
 	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
 		return nil, fmt.Errorf("acs: base url %q: want http(s)://host[/prefix]", u.Redacted())
 	}
 	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		return nil, fmt.Errorf("acs: base url %q: must not carry a query, fragment or user info", u.Redacted())
 	}
+	// The prefix as written, when its escaping is not the one Path would
+	// get ("/a%2Fb" is one segment, not "/a/b").
+	esc := strings.TrimSuffix(u.EscapedPath(), "/")
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	u.RawPath = ""
+	if esc != u.EscapedPath() {
+		u.RawPath = esc
+	}
 	// "host:" is "host", as http.NewRequest would take it.
 	u.Host = strings.TrimSuffix(u.Host, ":")
 	if httpClient == nil {

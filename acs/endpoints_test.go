@@ -639,7 +639,7 @@ func TestBaseURLPrefix(t *testing.T) {
 	if got := rec.requests()[0].Path; got != "/api/v3/content/1" {
 		t.Errorf("path = %s, want /api/v3/content/1", got)
 	}
-	for _, bad := range []string{"", "ftp://x", "http://", "http://h/?q=1", "http://u:p@h"} {
+	for _, bad := range []string{"", "ftp://x", "http://", "http://:8080", "http://h/?q=1", "http://u:p@h"} {
 		if _, err := NewClient(bad, nil); err == nil {
 			t.Errorf("NewClient(%q) accepted", bad)
 		}

@@ -310,8 +310,12 @@ func (c *Client) attempt(ctx context.Context, r *request, n int) (*Response, *by
 		// escaped as %2B by Encode.
 		RawQuery: strings.ReplaceAll(r.query.Encode(), "+", "%20"),
 	}
-	if r.rawPath != "" {
-		req.URL.RawPath = c.baseURL.EscapedPath() + r.rawPath
+	if r.rawPath != "" || c.baseURL.RawPath != "" {
+		raw := r.rawPath
+		if raw == "" {
+			raw = escapePath(r.path)
+		}
+		req.URL.RawPath = c.baseURL.EscapedPath() + raw
 	}
 	// No Host of its own (NewRequest with no URL leaves it empty): the
 	// Host header is then the URL's host, the same, and http.Client does

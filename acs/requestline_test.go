@@ -33,6 +33,7 @@ func TestRequestsOnTheWire(t *testing.T) {
 	for _, base := range []struct{ url, prefix string }{
 		{"http://127.0.0.1:8089", ""}, {"http://h:/api/", "/api"},
 		{"https://[::1]:8443/a%20b/pre fix", "/a%20b/pre%20fix"}, {"http://ex.com/%C3%BC/", "/%C3%BC"},
+		{"http://ex.com/a%2Fb/", "/a%2Fb"},
 	} {
 		for _, tc := range []struct {
 			method, route string
