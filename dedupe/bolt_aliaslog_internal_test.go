@@ -2,7 +2,6 @@ package dedupe
 
 import (
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -72,11 +71,7 @@ func acrossAlias(fp, feed, ext string) Alias {
 // commit (a merge job made by it would be one); after a crash the next
 // open finds it, with its time, and it still wins against a later one.
 func TestBoltReservationDurableWithNextCommit(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "store.db")
-	b, err := OpenBolt(path, BoltOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, path := openFileBolt(t)
 	ctx, now := t.Context(), time.UnixMilli(1_700_000_000_000)
 	held, err := b.ReserveAliases(ctx, []Alias{acrossAlias("u:1", "f1", "a"), acrossAlias("g:1", "f1", "a")}, now)
 	if err != nil {
@@ -123,11 +118,7 @@ func TestBoltReservationDurableWithNextCommit(t *testing.T) {
 // as before, and a later reservation of another target still loses to
 // the merged one. Close merges what waits, so the file holds no log.
 func TestBoltAliasMerge(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "store.db")
-	b, err := OpenBolt(path, BoltOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, path := openFileBolt(t)
 	b.mergeAt = 10
 	ctx, now := t.Context(), time.UnixMilli(1_700_000_000_000)
 	var fps []AliasFP
@@ -199,11 +190,8 @@ func TestBoltAliasMerge(t *testing.T) {
 // the commit, logged after the reservation of the same key, is the one
 // found.
 func TestBoltAliasLogInParts(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "store.db")
-	b, err := OpenBolt(path, BoltOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, path := openFileBolt(t)
+	var err error
 	ctx, now := t.Context(), time.UnixMilli(1_700_000_000_000)
 	var as []Alias
 	for i := range 100 {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -17,11 +16,8 @@ import (
 // crash and an open, in the file: a first sight of them would point at
 // items never recorded.
 func TestBoltAliasPutRolledBack(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "store.db")
-	b, err := OpenBolt(path, BoltOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, path := openFileBolt(t)
+	var err error
 	ctx, now := t.Context(), time.UnixMilli(1_700_000_000_000)
 	boom := errors.New("boom")
 	lost := []Alias{acrossAlias("u:lost", "f1", "a"), acrossAlias("g:lost", "f1", "a")}
@@ -56,11 +52,8 @@ func TestBoltAliasPutRolledBack(t *testing.T) {
 // failing write runs each again alone. The aliases of the failing one are
 // nowhere; those of the other are, once, with the value it put.
 func TestBoltAliasPutGroupRetried(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "store.db")
-	b, err := OpenBolt(path, BoltOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, path := openFileBolt(t)
+	var err error
 	// A committer whose held writes wait for company for longer than the
 	// test runs: the held write and the next one share a transaction.
 	b.group.close()
@@ -111,11 +104,8 @@ func TestBoltAliasPutGroupRetried(t *testing.T) {
 // transaction has staged a put of the same alias (it does not see it)
 // stands, in memory and, after a crash, in the file; the put is dropped.
 func TestBoltAliasReservedWhileStaged(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "store.db")
-	b, err := OpenBolt(path, BoltOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, path := openFileBolt(t)
+	var err error
 	// The reservation runs inside the committer's transaction: a merge
 	// due then would wait for that transaction for ever.
 	b.mergeAt, b.mergeLogBytes = math.MaxInt, math.MaxInt
@@ -157,11 +147,8 @@ func TestBoltAliasReservedWhileStaged(t *testing.T) {
 // file after a crash (its record comes after the put's); the put is
 // dropped when the transaction commits.
 func TestBoltAliasReservedBeforeCommit(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "store.db")
-	b, err := OpenBolt(path, BoltOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, path := openFileBolt(t)
+	var err error
 	// The hook holds the committer: a merge due at the reservation would
 	// wait for it for ever.
 	b.mergeAt, b.mergeLogBytes = math.MaxInt, math.MaxInt
@@ -233,10 +220,7 @@ func logSize(t *testing.T, b *Bolt) (records, size int) {
 // times over, log them each time; a merge comes once the log is large
 // enough, however few keys wait, and the log stays bounded.
 func TestBoltAliasLogBounded(t *testing.T) {
-	b, err := OpenBolt(filepath.Join(t.TempDir(), "store.db"), BoltOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, _ := openFileBolt(t)
 	defer b.Close()
 	const limit = 4096
 	b.mergeLogBytes = limit
@@ -270,11 +254,8 @@ func TestBoltAliasLogBounded(t *testing.T) {
 // TestBoltCloseWaitsForMerge: Close while a merge waits for the committer
 // waits for that merge, which ends well, then leaves no log record.
 func TestBoltCloseWaitsForMerge(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "store.db")
-	b, err := OpenBolt(path, BoltOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, path := openFileBolt(t)
+	var err error
 	b.mergeAt = 4
 	ctx, now := t.Context(), time.UnixMilli(1_700_000_000_000)
 	reserve := func(i int) error {
@@ -366,10 +347,8 @@ func TestBoltCloseWaitsForMerge(t *testing.T) {
 // meanwhile it reads again: an alias reserved and merged during its read
 // still wins against it.
 func TestBoltReserveReadsBucketUnlocked(t *testing.T) {
-	b, err := OpenBolt(filepath.Join(t.TempDir(), "store.db"), BoltOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, _ := openFileBolt(t)
+	var err error
 	defer b.Close()
 	ctx, now := t.Context(), time.UnixMilli(1_700_000_000_000)
 	first := acrossAlias("u:1", "f1", "a")
@@ -407,10 +386,7 @@ func TestBoltReserveReadsBucketUnlocked(t *testing.T) {
 // many aliases is not kept for the next one (its map would hold its slots
 // for the process's life); a small one is reused.
 func TestBoltAliasStageLargeDropped(t *testing.T) {
-	b, err := OpenBolt(filepath.Join(t.TempDir(), "store.db"), BoltOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, _ := openFileBolt(t)
 	defer b.Close()
 	b.mergeAt, b.mergeLogBytes = math.MaxInt, math.MaxInt
 	ctx, now := t.Context(), time.UnixMilli(1_700_000_000_000)

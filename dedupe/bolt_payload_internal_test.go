@@ -3,7 +3,6 @@ package dedupe
 import (
 	"bytes"
 	"math/rand/v2"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -53,11 +52,7 @@ func TestPayloadCodec(t *testing.T) {
 // raw in the "data" bucket are still claimed, listed as dead letters and
 // dropped at settle; an entry enqueued again is stored compressed.
 func TestBoltPayloadOldFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "store.db")
-	b, err := OpenBolt(path, BoltOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, path := openFileBolt(t)
 	ctx, now := t.Context(), time.UnixMilli(1_700_000_000_000)
 	data := func(ext string) []byte { return []byte(strings.Repeat(`{"item":"`+ext+`"}`, 50)) }
 	var changes []Change
@@ -171,10 +166,8 @@ func TestBoltPayloadOldFile(t *testing.T) {
 // cause at the claim, kept for a worker that can read it, and the dead
 // letters still list, that one without data.
 func TestBoltPayloadUnreadable(t *testing.T) {
-	b, err := OpenBolt(filepath.Join(t.TempDir(), "store.db"), BoltOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, _ := openFileBolt(t)
+	var err error
 	defer b.Close()
 	ctx, now := t.Context(), time.UnixMilli(1_700_000_000_000)
 	changes := []Change{
