@@ -155,7 +155,6 @@ const logPartBytes = 1024
 // a record of its own key: a replay reads them as it reads records.
 type logRecord struct {
 	parts [][]byte
-	size  int
 }
 
 // add appends an entry of key and val.
@@ -165,9 +164,16 @@ func (r *logRecord) add(key string, val []byte) {
 		r.parts = append(r.parts, make([]byte, 0, logPartBytes+len(key)+len(val)+2*binary.MaxVarintLen64))
 		n++
 	}
-	before := len(r.parts[n-1])
 	r.parts[n-1] = appendLogEntry(r.parts[n-1], key, val)
-	r.size += len(r.parts[n-1]) - before
+}
+
+// size is the record's bytes, its parts' together.
+func (r *logRecord) size() int {
+	n := 0
+	for _, p := range r.parts {
+		n += len(p)
+	}
+	return n
 }
 
 // readLogEntries calls fn for each key and value of a log record, in

@@ -126,7 +126,7 @@ func (o *aliasOverlay) finish(tx *bolt.Tx) error {
 	if n == 0 && !staged {
 		return nil
 	}
-	if rec.size > 0 {
+	if len(rec.parts) > 0 {
 		lb, err := tx.CreateBucketIfNotExists(bAliasLog)
 		if err != nil {
 			return err
@@ -162,7 +162,7 @@ func (o *aliasOverlay) finish(tx *bolt.Tx) error {
 			o.gen++
 			o.m[k] = overlayAlias{val: s.val, exp: s.exp, gen: o.gen}
 		}
-		o.logged += rec.size
+		o.logged += rec.size()
 	})
 	return nil
 }
