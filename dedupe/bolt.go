@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -374,7 +375,7 @@ func (f *feedBuckets) record(ext string) (Record, bool, error) {
 }
 
 func (f *feedBuckets) putRecord(ext string, r Record) error {
-	return f.rec.Put([]byte(ext), []byte(r.encode()))
+	return f.rec.Put([]byte(ext), r.appendTo(make([]byte, 0, 64+len(r.Hash)+len(r.PublishedHash)+len(r.Type)+len(r.PendingHash))))
 }
 
 func (f *feedBuckets) putValidators(v Validators, now int64) error {
@@ -385,24 +386,31 @@ func (f *feedBuckets) putValidators(v Validators, now int64) error {
 }
 
 // encode is the record format shared with the Redis scripts.
-func (r Record) encode() string {
-	cid := ""
+func (r Record) encode() string { return string(r.appendTo(nil)) }
+
+// appendTo appends the record's encoding to b.
+func (r Record) appendTo(b []byte) []byte {
+	b = append(append(append(b, "1|"...), r.Hash...), '|')
+	b = append(append(b, r.PublishedHash...), '|')
 	if r.ContentID != 0 {
-		cid = strconv.FormatInt(r.ContentID, 10)
+		b = strconv.AppendInt(b, r.ContentID, 10)
 	}
-	st := ""
+	b = append(append(append(b, '|'), r.Type...), '|')
+	b = append(appendMS(b, r.FirstSeen), '|')
+	b = append(appendMS(b, r.LastPublished), '|')
+	b = append(append(b, r.PendingHash...), '|')
 	if r.State != StateActive {
-		st = string(rune(r.State))
+		b = utf8.AppendRune(b, rune(r.State))
 	}
-	return strings.Join([]string{"1", r.Hash, r.PublishedHash, cid, r.Type,
-		msField(r.FirstSeen), msField(r.LastPublished), r.PendingHash, st}, "|")
+	return b
 }
 
-func msField(t time.Time) string {
+// appendMS appends t in Unix milliseconds, nothing for the zero time.
+func appendMS(b []byte, t time.Time) []byte {
 	if t.IsZero() {
-		return ""
+		return b
 	}
-	return strconv.FormatInt(t.UnixMilli(), 10)
+	return strconv.AppendInt(b, t.UnixMilli(), 10)
 }
 
 // Diff implements [Store.Diff]: one transaction per step (steps.go),

@@ -141,20 +141,21 @@ func (b *Bolt) claimOps(ctx context.Context, ops []ClaimOp, now time.Time, updat
 		return out
 	}
 	nowMS := ms(now)
-	apply := func(tx *bolt.Tx, i int) error {
+	apply := func(tx *bolt.Tx, o outbox, i int) error {
 		op := ops[i]
 		if op.Settle != nil {
-			held, err := settleTx(tx, op.Key, op.Owner, *op.Settle, nowMS)
+			held, err := settleTx(tx, o, op.Key, op.Owner, *op.Settle, nowMS)
 			out[i] = ClaimResult{Held: held}
 			return err
 		}
-		rn, err := renewTx(tx, op.Key, op.Owner, op.TTL)
+		rn, err := renewTx(tx, o, op.Key, op.Owner, op.TTL)
 		out[i] = ClaimResult{Held: rn.Held, Renewal: rn}
 		return err
 	}
 	err := update(ctx, fmt.Sprintf("%d claim ops", len(valid)), func(tx *bolt.Tx) error {
+		o := outboxOf(tx)
 		for _, i := range valid {
-			if err := apply(tx, i); err != nil {
+			if err := apply(tx, o, i); err != nil {
 				return err
 			}
 		}
@@ -164,7 +165,7 @@ func (b *Bolt) claimOps(ctx context.Context, ops []ClaimOp, now time.Time, updat
 		return out
 	}
 	for _, i := range valid {
-		err := b.update(ctx, names[i]+" "+ops[i].Key.String(), func(tx *bolt.Tx) error { return apply(tx, i) })
+		err := b.update(ctx, names[i]+" "+ops[i].Key.String(), func(tx *bolt.Tx) error { return apply(tx, outboxOf(tx), i) })
 		if err != nil {
 			out[i] = ClaimResult{Err: err}
 		}

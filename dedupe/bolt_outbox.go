@@ -8,24 +8,34 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	bolt "go.etcd.io/bbolt"
 )
 
+// encode is "attempts|enqueued|hash|status|reason" (parseMeta).
 func (m meta) encode() []byte {
-	return []byte(fmt.Sprintf("%d|%d|%s|%d|%s", m.attempts, m.enqueued, m.hash, m.status, m.reason))
+	b := make([]byte, 0, 48+len(m.hash)+len(m.reason))
+	b = append(strconv.AppendInt(b, int64(m.attempts), 10), '|')
+	b = append(strconv.AppendInt(b, m.enqueued, 10), '|')
+	b = append(append(b, m.hash...), '|')
+	b = append(strconv.AppendInt(b, int64(m.status), 10), '|')
+	return append(b, m.reason...)
 }
 
-// outbox is the top-level buckets of a write transaction.
+// outbox is the top-level buckets of a write transaction. One outbox
+// serves all of a transaction's entries that it can (a claim's, a batch
+// of settles'), so that they share its buckets' cursors (keyed).
 type outbox struct {
-	due, dueX, dead *bolt.Bucket
+	due, dueX, dead *keyed
 	data            payloads
-	meta, runs      *bolt.Bucket
-	claims          *bolt.Bucket
+	meta, runs      *keyed
+	claims          *keyed
 }
 
 func outboxOf(tx *bolt.Tx) outbox {
-	return outbox{dense(tx.Bucket(bDue)), tx.Bucket(bDueX), tx.Bucket(bDead), payloadsOf(tx), tx.Bucket(bMeta), tx.Bucket(bRuns), tx.Bucket(bClaims)}
+	return outbox{newKeyed(dense(tx.Bucket(bDue))), newKeyed(tx.Bucket(bDueX)), newKeyed(tx.Bucket(bDead)), payloadsOf(tx),
+		newKeyed(tx.Bucket(bMeta)), newKeyed(tx.Bucket(bRuns)), newKeyed(tx.Bucket(bClaims))}
 }
 
 // run returns the entry's run of like failures (see Settlement.Run).
@@ -109,7 +119,7 @@ func (o outbox) drop(member string) error {
 }
 
 // claimedBy reports whether a live claim on member is held, and by whom.
-func claimedBy(claims *bolt.Bucket, member string, wall int64) (string, bool) {
+func claimedBy(claims interface{ Get([]byte) []byte }, member string, wall int64) (string, bool) {
 	v := claims.Get([]byte(member))
 	if v == nil || fromU64(v) <= wall {
 		return "", false
@@ -170,7 +180,9 @@ func (b *Bolt) Claim(ctx context.Context, owner string, max int, ttl time.Durati
 			if err := o.claims.Put([]byte(member), append(u64(wall+ttl.Milliseconds()), owner...)); err != nil {
 				return err
 			}
-			cl := Claimed{Key: key, Data: string(data), Hash: m.hash, Attempts: m.attempts, Enqueued: fromMS(m.enqueued)}
+			// data is get's own new slice, written nowhere again: the
+			// string shares it rather than copying an item's post.
+			cl := Claimed{Key: key, Data: unsafe.String(unsafe.SliceData(data), len(data)), Hash: m.hash, Attempts: m.attempts, Enqueued: fromMS(m.enqueued)}
 			cl.Run, cl.RunLength = o.run(member)
 			f, err := feedOf(tx, key.FeedID, true)
 			if err != nil {
@@ -228,7 +240,7 @@ func (b *Bolt) Settle(ctx context.Context, k Key, owner string, s Settlement, no
 	var held bool
 	err = b.update(ctx, "settle "+k.String()+" ("+kind+")", func(tx *bolt.Tx) error {
 		var err error
-		held, err = settleTx(tx, k, owner, s, ms(now))
+		held, err = settleTx(tx, outboxOf(tx), k, owner, s, ms(now))
 		return err
 	})
 	if err != nil {
@@ -237,10 +249,9 @@ func (b *Bolt) Settle(ctx context.Context, k Key, owner string, s Settlement, no
 	return held, nil
 }
 
-// settleTx is Settle inside a write transaction.
-func settleTx(tx *bolt.Tx, k Key, owner string, s Settlement, nowMS int64) (bool, error) {
+// settleTx is Settle inside a write transaction, whose outbox is o.
+func settleTx(tx *bolt.Tx, o outbox, k Key, owner string, s Settlement, nowMS int64) (bool, error) {
 	member := k.String()
-	o := outboxOf(tx)
 	holder, live := claimedBy(o.claims, member, time.Now().UnixMilli())
 	held := live && holder == owner
 	f, err := feedOf(tx, k.FeedID, true)
@@ -343,7 +354,7 @@ func (b *Bolt) RenewClaim(ctx context.Context, k Key, owner string, ttl time.Dur
 	var rn Renewal
 	err := b.update(ctx, "renew claim "+k.String(), func(tx *bolt.Tx) error {
 		var err error
-		rn, err = renewTx(tx, k, owner, ttl)
+		rn, err = renewTx(tx, outboxOf(tx), k, owner, ttl)
 		return err
 	})
 	if err != nil {
@@ -352,11 +363,10 @@ func (b *Bolt) RenewClaim(ctx context.Context, k Key, owner string, ttl time.Dur
 	return rn, nil
 }
 
-// renewTx is RenewClaim inside a write transaction.
-func renewTx(tx *bolt.Tx, k Key, owner string, ttl time.Duration) (Renewal, error) {
+// renewTx is RenewClaim inside a write transaction, whose outbox is o.
+func renewTx(tx *bolt.Tx, o outbox, k Key, owner string, ttl time.Duration) (Renewal, error) {
 	var rn Renewal
 	member := k.String()
-	o := outboxOf(tx)
 	wall := time.Now().UnixMilli()
 	holder, live := claimedBy(o.claims, member, wall)
 	rn.Held = live && holder == owner
@@ -377,7 +387,7 @@ func renewTx(tx *bolt.Tx, k Key, owner string, ttl time.Duration) (Renewal, erro
 func (b *Bolt) DeadLetters(ctx context.Context) ([]DeadLetter, error) {
 	var out []DeadLetter
 	err := b.view(ctx, "dead letters", func(tx *bolt.Tx) error {
-		o := outbox{dead: tx.Bucket(bDead), data: payloadsOf(tx), meta: tx.Bucket(bMeta)}
+		o := outbox{dead: newKeyed(tx.Bucket(bDead)), data: payloadsOf(tx), meta: newKeyed(tx.Bucket(bMeta))}
 		return o.dead.ForEach(func(k, v []byte) error {
 			key, err := ParseKey(string(k))
 			if err != nil {

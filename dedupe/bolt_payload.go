@@ -69,9 +69,9 @@ func decodePayload(v []byte) ([]byte, error) {
 }
 
 // payloads is the data bucket of a transaction.
-type payloads struct{ b *bolt.Bucket }
+type payloads struct{ b *keyed }
 
-func payloadsOf(tx *bolt.Tx) payloads { return payloads{tx.Bucket(bData)} }
+func payloadsOf(tx *bolt.Tx) payloads { return payloads{newKeyed(tx.Bucket(bData))} }
 
 // has reports whether member has a payload.
 func (p payloads) has(member string) bool { return p.b.Get([]byte(member)) != nil }

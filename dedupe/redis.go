@@ -436,8 +436,8 @@ func oneLine(s string) string {
 
 // parseRecord decodes "1|hash|phash|cid|type|first|pub|pend|state".
 func parseRecord(s string) (Record, error) {
-	f := strings.SplitN(s, "|", 9)
-	if len(f) != 9 || f[0] != "1" {
+	var f [9]string
+	if !splitFields(s, f[:]) || f[0] != "1" {
 		return Record{}, fmt.Errorf("malformed record %q", s)
 	}
 	var r Record
@@ -468,10 +468,23 @@ type meta struct {
 	reason   string
 }
 
+// splitFields is strings.SplitN(s, "|", len(f)) into f, without
+// allocating; false if s has fewer fields.
+func splitFields(s string, f []string) bool {
+	for i := range len(f) - 1 {
+		var ok bool
+		if f[i], s, ok = strings.Cut(s, "|"); !ok {
+			return false
+		}
+	}
+	f[len(f)-1] = s
+	return true
+}
+
 // parseMeta decodes "attempts|enqueued|hash|status|reason".
 func parseMeta(s string) (meta, error) {
-	f := strings.SplitN(s, "|", 5)
-	if len(f) != 5 {
+	var f [5]string
+	if !splitFields(s, f[:]) {
 		return meta{}, fmt.Errorf("malformed outbox meta %q", s)
 	}
 	a, err1 := strconv.Atoi(f[0])
