@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -290,6 +291,23 @@ type Store struct {
 	Redis redis.UniversalClient
 	// Problem is why Redis was not usable at open (nil: it was).
 	Problem error
+}
+
+// ErrNoStore is OpenExistingStore's answer for an embedded store whose
+// file does not exist: no worker has run with this config.
+var ErrNoStore = errors.New("the store does not exist yet")
+
+// OpenExistingStore is OpenStore for the commands that read or mend what
+// a worker left (explain, deadletters, preview): an embedded file that
+// does not exist is ErrNoStore, not created, so that such a command run
+// first, or with a mistyped store.path, leaves no empty store behind.
+func OpenExistingStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Store, error) {
+	if !cfg.Redis.Enabled() {
+		if _, err := os.Stat(cfg.Store.Path); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("embedded store %s: %w; feedworker once or run creates it", cfg.Store.Path, ErrNoStore)
+		}
+	}
+	return OpenStore(ctx, cfg, log)
 }
 
 // OpenStore opens the configured store: Redis when redis.url or

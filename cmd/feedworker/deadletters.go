@@ -84,7 +84,11 @@ func cmdDeadLetters(ctx context.Context, args []string, stdout, stderr io.Writer
 	if a := runningWorker(ctx, cfg); a != nil {
 		dl = a
 	} else {
-		st, err := worker.OpenStore(ctx, cfg, logger)
+		st, err := worker.OpenExistingStore(ctx, cfg, logger)
+		if errors.Is(err, worker.ErrNoStore) && sub == "list" {
+			_, err = fmt.Fprintf(stdout, "0 dead letters (%v)\n", err)
+			return err
+		}
 		if err != nil {
 			return err
 		}

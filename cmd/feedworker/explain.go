@@ -43,7 +43,10 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *feedID != "" && !slices.Contains(ids, *feedID) {
 		return fmt.Errorf("no feed %q in %s", *feedID, cfg.File)
 	}
-	st, err := worker.OpenStore(ctx, cfg, logger)
+	st, err := worker.OpenExistingStore(ctx, cfg, logger)
+	if errors.Is(err, worker.ErrNoStore) {
+		return explainNothing(stdout, *feedID, *asJSON, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -88,6 +91,19 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		printItem(stdout, f.Feed, f.Item, content, now)
 	}
 	return nil
+}
+
+// explainNothing answers for a store not created yet: nothing was
+// recorded, in the form asked for.
+func explainNothing(stdout io.Writer, feedID string, asJSON bool, why error) error {
+	switch {
+	case asJSON && feedID != "":
+		return writeJSON(stdout, map[string]any{"feed": feedID, "polls": []any{}, "items": []any{}})
+	case asJSON:
+		return writeJSON(stdout, []any{})
+	}
+	_, err := fmt.Fprintf(stdout, "nothing recorded yet: %v.\n", why)
+	return err
 }
 
 func writeJSON(w io.Writer, v any) error {

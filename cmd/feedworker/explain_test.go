@@ -3,8 +3,11 @@ package main
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -116,5 +119,45 @@ redis:
 	code, out, errOut := runCLI(t, "explain", "--config", cfg, "--item", "item 0 of feed 0")
 	if code != 0 || !strings.Contains(out, "feed r") || !strings.Contains(out, "published as content") {
 		t.Errorf("explain with Redis: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestReadCommandsCreateNoStore: explain and deadletters run before any
+// worker (or with a mistyped store.path) say that nothing was recorded
+// and leave no store file behind, so the first run still finds none and
+// says at INFO that it created one, rather than warning that a store has
+// lost its marker.
+func TestReadCommandsCreateNoStore(t *testing.T) {
+	t.Parallel()
+	_, cfg := cliEnv(t, 2, "  - id: news\n    url: FEED\n")
+	store := filepath.Join(filepath.Dir(cfg), "s.db")
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"explain", "--feed", "news"}, 0, "nothing recorded yet: embedded store " + store + ": the store does not exist yet"},
+		{[]string{"explain", "--feed", "news", "--json"}, 0, `"polls": []`},
+		{[]string{"explain", "--item", "anything", "--json"}, 0, "[]"},
+		{[]string{"deadletters", "list"}, 0, "0 dead letters (embedded store " + store + ": the store does not exist yet"},
+		{[]string{"deadletters", "retry", "--all"}, 1, "the store does not exist yet"},
+	} {
+		code, out, errOut := runCLI(t, append(c.args, "--config", cfg)...)
+		if code != c.code || !strings.Contains(out+errOut, c.want) {
+			t.Errorf("%v: exit %d (want %d), want %q in:\n%s%s", c.args, code, c.code, c.want, out, errOut)
+		}
+		if _, err := os.Stat(store); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("after %v the store file is there (%v)", c.args, err)
+		}
+	}
+	code, _, errOut := runCLI(t, "once", "--config", cfg, "--log-level", "info")
+	if code != 0 {
+		t.Fatalf("once: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "the store's file was created by this start") || strings.Contains(errOut, "no epoch marker") {
+		t.Errorf("the first run after them does not say it created the store:\n%s", errOut)
+	}
+	if code, out, errOut := runCLI(t, "explain", "--feed", "news", "--config", cfg); code != 0 || strings.Contains(out, "nothing recorded") {
+		t.Errorf("explain after a run: exit %d:\n%s%s", code, out, errOut)
 	}
 }

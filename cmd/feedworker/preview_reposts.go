@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 
 	"github.com/feedworker/feedworker/config"
 	"github.com/feedworker/feedworker/transform"
@@ -29,12 +29,10 @@ func previewStore(ctx context.Context, cfg *config.Config, fromConfig bool, stde
 	if !fromConfig {
 		return nil
 	}
-	if !cfg.Redis.Enabled() {
-		if _, err := os.Stat(cfg.Store.Path); err != nil {
-			return nil
-		}
+	st, err := worker.OpenExistingStore(ctx, cfg, slog.New(slog.DiscardHandler))
+	if errors.Is(err, worker.ErrNoStore) {
+		return nil
 	}
-	st, err := worker.OpenStore(ctx, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		fmt.Fprintf(stderr, "preview: reposts not matched: %v\n", err)
 		return nil

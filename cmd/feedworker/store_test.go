@@ -167,7 +167,7 @@ feeds:
 		t.Errorf("once beside a running worker: exit %d, stderr %q; want 1 and the lock", code, errOut)
 	}
 	// A config naming another store file is not answered by this worker:
-	// the command opens that file, which holds no dead letters.
+	// that file does not exist, so it holds no dead letters.
 	other := writeFile(t, dir, "other.yaml", strings.Replace(workerCfg, "s.db", "other.db", 1))
 	if code, out, errOut := runCLI(t, "deadletters", "list", "--config", other, "--log-level", "error"); code != 0 || !strings.Contains(out, "0 dead letters") {
 		t.Errorf("deadletters list of another store: exit %d\n%s%s", code, out, errOut)
