@@ -34,17 +34,18 @@ const (
 )
 
 // encodePayload is the stored form of data: S2-compressed when that is
-// smaller.
-func encodePayload(data []byte) []byte {
-	buf := make([]byte, 1+s2.MaxEncodedLen(len(data)))
-	enc := s2.Encode(buf[1:], data)
-	if len(enc) < len(data) {
-		buf[0] = payloadS2
-		return buf[:1+len(enc)]
+// smaller. It compresses into *scratch, reused from payload to payload,
+// and returns a value of its own at its size: bbolt holds a value until
+// the commit, and the room S2 asks for is 2.5 times what a payload
+// compresses to.
+func encodePayload(scratch *[]byte, data []byte) []byte {
+	if n := s2.MaxEncodedLen(len(data)); cap(*scratch) < n {
+		*scratch = make([]byte, n)
 	}
-	buf = append(buf[:1], data...)
-	buf[0] = payloadRaw
-	return buf
+	if enc := s2.Encode((*scratch)[:cap(*scratch)], data); len(enc) < len(data) {
+		return append(append(make([]byte, 0, 1+len(enc)), payloadS2), enc...)
+	}
+	return append(append(make([]byte, 0, 1+len(data)), payloadRaw), data...)
 }
 
 // decodePayload returns the payload of a stored value, a new slice.
@@ -69,9 +70,13 @@ func decodePayload(v []byte) ([]byte, error) {
 }
 
 // payloads is the data bucket of a transaction.
-type payloads struct{ b *keyed }
+type payloads struct {
+	b *keyed
+	// scratch is encodePayload's, shared by a transaction's puts.
+	scratch *[]byte
+}
 
-func payloadsOf(tx *bolt.Tx) payloads { return payloads{newKeyed(tx.Bucket(bData))} }
+func payloadsOf(tx *bolt.Tx) payloads { return payloads{newKeyed(tx.Bucket(bData)), new([]byte)} }
 
 // has reports whether member has a payload.
 func (p payloads) has(member string) bool { return p.b.Get([]byte(member)) != nil }
@@ -90,7 +95,7 @@ func (p payloads) get(member string) ([]byte, error) {
 }
 
 func (p payloads) put(member string, data []byte) error {
-	return p.b.Put([]byte(member), encodePayload(data))
+	return p.b.Put([]byte(member), encodePayload(p.scratch, data))
 }
 
 func (p payloads) delete(member string) error { return p.b.Delete([]byte(member)) }

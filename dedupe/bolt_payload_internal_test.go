@@ -19,7 +19,7 @@ func TestPayloadCodec(t *testing.T) {
 	for i := range noise {
 		noise[i] = byte(r.Uint32())
 	}
-	for _, c := range []struct {
+	cases := []struct {
 		name  string
 		data  []byte
 		codec byte
@@ -27,8 +27,13 @@ func TestPayloadCodec(t *testing.T) {
 		{"html", []byte(strings.Repeat(`{"title":"t","body":"<p>some text</p>"}`, 100)), payloadS2},
 		{"noise", noise, payloadRaw},
 		{"empty", []byte{}, payloadRaw},
-	} {
-		v := encodePayload(c.data)
+		{"html again", []byte(strings.Repeat(`<p>other text</p>`, 50)), payloadS2},
+	}
+	var scratch []byte
+	var stored [][]byte
+	for _, c := range cases {
+		v := encodePayload(&scratch, c.data)
+		stored = append(stored, v)
 		if v[0] != c.codec {
 			t.Errorf("%s: codec %d, want %d", c.name, v[0], c.codec)
 		}
@@ -38,6 +43,13 @@ func TestPayloadCodec(t *testing.T) {
 		got, err := decodePayload(v)
 		if err != nil || !bytes.Equal(got, c.data) || got == nil {
 			t.Errorf("%s: decoded %d bytes, %v; want the %d given", c.name, len(got), err, len(c.data))
+		}
+	}
+	// Each value is its own: encoding the next one, in the same scratch,
+	// changed none before it (bbolt holds them until the commit).
+	for i, v := range stored {
+		if got, err := decodePayload(v); err != nil || !bytes.Equal(got, cases[i].data) {
+			t.Errorf("%s: after the later encodings, decoded %d bytes, %v", cases[i].name, len(got), err)
 		}
 	}
 	if _, err := decodePayload([]byte{9, 'x'}); err == nil {
