@@ -63,7 +63,8 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 		if *asJSON {
-			return writeJSON(stdout, map[string]any{"feed": *feedID, "polls": f.Polls, "items": f.Items})
+			// Lists, never null: a feed not polled yet has none.
+			return writeJSON(stdout, map[string]any{"feed": *feedID, "polls": orEmpty(f.Polls), "items": orEmpty(f.Items)})
 		}
 		printFeed(stdout, *feedID, f, now)
 		return nil
@@ -98,12 +99,20 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 func explainNothing(stdout io.Writer, feedID string, asJSON bool, why error) error {
 	switch {
 	case asJSON && feedID != "":
-		return writeJSON(stdout, map[string]any{"feed": feedID, "polls": []any{}, "items": []any{}})
+		return writeJSON(stdout, map[string]any{"feed": feedID, "polls": []history.Poll{}, "items": []history.Item{}})
 	case asJSON:
 		return writeJSON(stdout, []any{})
 	}
 	_, err := fmt.Fprintf(stdout, "nothing recorded yet: %v.\n", why)
 	return err
+}
+
+// orEmpty is s, or an empty slice for nil (JSON [] rather than null).
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 func writeJSON(w io.Writer, v any) error {

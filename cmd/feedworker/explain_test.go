@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -124,30 +125,53 @@ redis:
 
 // TestReadCommandsCreateNoStore: explain and deadletters run before any
 // worker (or with a mistyped store.path) say that nothing was recorded
-// and leave no store file behind, so the first run still finds none and
-// says at INFO that it created one, rather than warning that a store has
-// lost its marker.
+// and leave no store file (nor its directory) behind, so the first run
+// still finds none and says at INFO that it created one, rather than
+// warning that a store has lost its marker.
 func TestReadCommandsCreateNoStore(t *testing.T) {
 	t.Parallel()
 	_, cfg := cliEnv(t, 2, "  - id: news\n    url: FEED\n")
-	store := filepath.Join(filepath.Dir(cfg), "s.db")
+	dir := filepath.Join(filepath.Dir(cfg), "state")
+	store := filepath.Join(dir, "s.db")
+	body, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = writeFile(t, filepath.Dir(cfg), "state.yaml", strings.Replace(string(body), filepath.Join(filepath.Dir(cfg), "s.db"), store, 1))
+	noStore := "embedded store " + store + ": the store does not exist yet"
 	for _, c := range []struct {
 		args []string
 		code int
-		want string
+		out  string // in stdout; "" for none
+		err  string // in stderr
+		json string // stdout is this JSON
 	}{
-		{[]string{"explain", "--feed", "news"}, 0, "nothing recorded yet: embedded store " + store + ": the store does not exist yet"},
-		{[]string{"explain", "--feed", "news", "--json"}, 0, `"polls": []`},
-		{[]string{"explain", "--item", "anything", "--json"}, 0, "[]"},
-		{[]string{"deadletters", "list"}, 0, "0 dead letters (embedded store " + store + ": the store does not exist yet"},
-		{[]string{"deadletters", "retry", "--all"}, 1, "the store does not exist yet"},
+		{args: []string{"explain", "--feed", "news"}, out: "nothing recorded yet: " + noStore},
+		{args: []string{"explain", "--feed", "news", "--json"}, json: `{"feed": "news", "polls": [], "items": []}`},
+		{args: []string{"explain", "--item", "anything", "--json"}, json: `[]`},
+		{args: []string{"deadletters", "list"}, out: "0 dead letters (" + noStore},
+		{args: []string{"deadletters", "retry", "--all"}, code: 1, err: noStore},
+		{args: []string{"deadletters", "retry", "--config", "CFG", "news/x"}, code: 1, err: noStore},
 	} {
-		code, out, errOut := runCLI(t, append(c.args, "--config", cfg)...)
-		if code != c.code || !strings.Contains(out+errOut, c.want) {
-			t.Errorf("%v: exit %d (want %d), want %q in:\n%s%s", c.args, code, c.code, c.want, out, errOut)
+		args := append(slices.Clone(c.args), "--config", "CFG")
+		if slices.Contains(c.args, "CFG") {
+			args = slices.Clone(c.args)
 		}
-		if _, err := os.Stat(store); !errors.Is(err, fs.ErrNotExist) {
-			t.Fatalf("after %v the store file is there (%v)", c.args, err)
+		args[slices.Index(args, "CFG")] = cfg
+		code, out, errOut := runCLI(t, args...)
+		if code != c.code || !strings.Contains(out, c.out) || !strings.Contains(errOut, c.err) {
+			t.Errorf("%v: exit %d (want %d), want %q in stdout and %q in stderr:\n%s\n%s", c.args, code, c.code, c.out, c.err, out, errOut)
+		}
+		if c.json != "" {
+			var got, want any
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Errorf("%v: not JSON (%v): %s", c.args, err, out)
+			} else if json.Unmarshal([]byte(c.json), &want) == nil && fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%v: %s, want %s", c.args, out, c.json)
+			}
+		}
+		if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("after %v the store's directory is there (%v)", c.args, err)
 		}
 	}
 	code, _, errOut := runCLI(t, "once", "--config", cfg, "--log-level", "info")
@@ -157,7 +181,11 @@ func TestReadCommandsCreateNoStore(t *testing.T) {
 	if !strings.Contains(errOut, "the store's file was created by this start") || strings.Contains(errOut, "no epoch marker") {
 		t.Errorf("the first run after them does not say it created the store:\n%s", errOut)
 	}
-	if code, out, errOut := runCLI(t, "explain", "--feed", "news", "--config", cfg); code != 0 || strings.Contains(out, "nothing recorded") {
-		t.Errorf("explain after a run: exit %d:\n%s%s", code, out, errOut)
+	code, out, errOut := runCLI(t, "explain", "--feed", "news", "--config", cfg, "--json")
+	var f struct {
+		Polls []any `json:"polls"`
+	}
+	if err := json.Unmarshal([]byte(out), &f); code != 0 || err != nil || len(f.Polls) == 0 {
+		t.Errorf("explain after a run: exit %d, %v, %d polls:\n%s%s", code, err, len(f.Polls), out, errOut)
 	}
 }
