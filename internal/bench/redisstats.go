@@ -23,6 +23,11 @@ type RedisStats struct {
 	Commands int64 `json:"commands"`
 	// Scripts counts the EVALSHA/EVAL calls among them.
 	Scripts int64 `json:"scripts"`
+	// ServerCPU is the CPU time (user and system, seconds) the Redis
+	// server used during the cycle (INFO cpu): the store's work that the
+	// worker's own CPU does not show, which the embedded store does in
+	// the worker.
+	ServerCPU float64 `json:"server_cpu_s"`
 	// Usec is the commandstats usec added: an upper bound on the time
 	// Redis spent executing the cycle's commands (a script's usec includes
 	// the commands it runs, which count their own usec too).
@@ -51,15 +56,17 @@ type KeyKind struct {
 	Bytes int64  `json:"bytes"`
 }
 
-// redisCounters is one reading of INFO commandstats and used_memory.
+// redisCounters is one reading of INFO commandstats, used_memory and the
+// server's CPU seconds.
 type redisCounters struct {
 	calls, usec map[string]int64
 	usedMemory  int64
+	cpu         float64
 }
 
-// readCounters reads INFO commandstats and memory in one call.
+// readCounters reads INFO commandstats, memory and cpu in one call.
 func readCounters(ctx context.Context, rc *redis.Client) (redisCounters, error) {
-	info, err := rc.Info(ctx, "commandstats", "memory").Result()
+	info, err := rc.Info(ctx, "commandstats", "memory", "cpu").Result()
 	if err != nil {
 		return redisCounters{}, fmt.Errorf("redis stats: INFO: %w", err)
 	}
@@ -70,6 +77,14 @@ func readCounters(ctx context.Context, rc *redis.Client) (redisCounters, error) 
 			if c.usedMemory, err = strconv.ParseInt(v, 10, 64); err != nil {
 				return redisCounters{}, fmt.Errorf("redis stats: %q: %w", line, err)
 			}
+			continue
+		}
+		if k, v, ok := strings.Cut(line, ":"); ok && (k == "used_cpu_sys" || k == "used_cpu_user") {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return redisCounters{}, fmt.Errorf("redis stats: %q: %w", line, err)
+			}
+			c.cpu += f
 			continue
 		}
 		// cmdstat_evalsha:calls=12,usec=...
@@ -107,7 +122,7 @@ func redisStats(ctx context.Context, rc *redis.Client, prefix string, base, befo
 	if err != nil {
 		return nil, err
 	}
-	s := &RedisStats{ByCommand: map[string]int64{}, UsedMemory: after.usedMemory - base.usedMemory}
+	s := &RedisStats{ByCommand: map[string]int64{}, UsedMemory: after.usedMemory - base.usedMemory, ServerCPU: after.cpu - before.cpu}
 	for name, n := range after.calls {
 		if name == "info" {
 			continue // the bench's own readings
@@ -261,8 +276,8 @@ func writeRedisStats(w io.Writer, cycles []Cycle) {
 		if r == nil {
 			continue
 		}
-		fmt.Fprintf(w, "\nRedis, cycle %s: %d commands (%d scripts), %.2f per poll, %.2f per item; at most %d µs executing; used_memory +%d B; keys %d B:\n",
-			cycleNames[c.Cycle], r.Commands, r.Scripts, r.CommandsPerPoll, r.CommandsPerItem, r.Usec, r.UsedMemory, r.KeyBytes)
+		fmt.Fprintf(w, "\nRedis, cycle %s: %d commands (%d scripts), %.2f per poll, %.2f per item; at most %d µs executing; server CPU %.2f s; used_memory +%d B; keys %d B:\n",
+			cycleNames[c.Cycle], r.Commands, r.Scripts, r.CommandsPerPoll, r.CommandsPerItem, r.Usec, r.ServerCPU, r.UsedMemory, r.KeyBytes)
 		names := make([]string, 0, len(r.ByCommand))
 		for n := range r.ByCommand {
 			names = append(names, n)

@@ -56,6 +56,9 @@ func TestRedisStats(t *testing.T) {
 	if c2.Redis.Commands <= 0 || c2.Redis.CommandsPerPoll <= 0 || c2.Redis.Scripts <= 0 {
 		t.Errorf("cycle 2 (all 304): %d commands, %v per poll, %d scripts; want all counted", c2.Redis.Commands, c2.Redis.CommandsPerPoll, c2.Redis.Scripts)
 	}
+	if c1.Redis.ServerCPU <= 0 {
+		t.Errorf("cycle 1: Redis server CPU %v s; want the time its commands took", c1.Redis.ServerCPU)
+	}
 	if c1.Redis.CommandsPerItem <= 0 || c1.Redis.UsedMemory <= 0 || c1.Redis.KeyBytes <= 0 {
 		t.Errorf("cycle 1: %v commands per item, used_memory +%d, keys %d B; want all measured", c1.Redis.CommandsPerItem, c1.Redis.UsedMemory, c1.Redis.KeyBytes)
 	}
