@@ -41,7 +41,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&o.ProfileDir, "profile", "", "directory for CPU and heap profiles of the worker, and a CPU profile of the farm and sandbox, per cycle")
 	fs.DurationVar(&o.Timeout, "timeout", bench.DefaultTimeout, "longest a cycle may take")
 	fs.StringVar(&o.Dir, "dir", "", "keep the worker configs, logs and reports in this directory (default: a temporary one, removed)")
-	fs.BoolVar(&o.RedisStats, "redis-stats", false, "with the redis store: add Redis's own view per cycle (INFO commandstats and used_memory deltas, MEMORY USAGE of the keys by kind); needs a Redis of the bench's own")
+	fs.BoolVar(&o.RedisStats, "redis-stats", false, "with the redis store: add Redis's own view per cycle (INFO commandstats, used_memory and server CPU deltas, MEMORY USAGE of the keys by kind); needs a Redis of the bench's own")
 	stores := fs.String("stores", bench.StoreEmbedded+","+bench.StoreRedis, "stores to measure, comma-separated: embedded (bbolt file), redis")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	verbose := fs.Bool("v", false, "log progress to stderr")

@@ -151,6 +151,14 @@ func TestMedians(t *testing.T) {
 	if len(m) != 1 || m[0].Wall != 2 || m[0].CPU != 3 || m[0].Created != 10 || m[0].Cycle != 1 || m[0].Phases.Pass != 1 {
 		t.Errorf("medians = %+v; want wall 2, CPU 3, created 10, pass 1", m)
 	}
+	redis := [][]Cycle{
+		{{Cycle: 1, Redis: &RedisStats{Commands: 7, ServerCPU: 4.6, Usec: 10}}},
+		{{Cycle: 1, Redis: &RedisStats{Commands: 7, ServerCPU: 3.7, Usec: 30}}},
+		{{Cycle: 1, Redis: &RedisStats{Commands: 8, ServerCPU: 4.1, Usec: 20}}},
+	}
+	if r := medians(redis)[0].Redis; r == nil || r.ServerCPU != 4.1 || r.Usec != 20 || r.Commands != 7 {
+		t.Errorf("Redis stats of the medians = %+v; want the median server CPU 4.1 and usec 20, run 1's 7 commands", r)
+	}
 	if got := median([]float64{4, 1, 3, 2}); got != 2.5 {
 		t.Errorf("median of an even count = %v, want 2.5", got)
 	}

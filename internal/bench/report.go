@@ -369,10 +369,28 @@ func medians(runs [][]Cycle) []Cycle {
 			RateLimitRatio:    f(func(c Cycle) float64 { return c.RateLimitRatio }),
 			CPUPerItemUS:      f(func(c Cycle) float64 { return c.CPUPerItemUS }),
 			AfterRecovery:     f(func(c Cycle) float64 { return c.AfterRecovery }),
-			Redis:             col[0].Redis,
+			Redis:             medianRedis(col),
 		}
 	}
 	return out
+}
+
+// medianRedis is the first run's Redis stats (the commands and keys of a
+// cycle hardly change from run to run) with the times, which do, as
+// medians over the runs: the server's CPU and the commands' usec.
+func medianRedis(col []Cycle) *RedisStats {
+	if col[0].Redis == nil {
+		return nil
+	}
+	r := *col[0].Redis
+	var cpu, usec []float64
+	for _, c := range col {
+		if c.Redis != nil {
+			cpu, usec = append(cpu, c.Redis.ServerCPU), append(usec, float64(c.Redis.Usec))
+		}
+	}
+	r.ServerCPU, r.Usec = median(cpu), int64(median(usec)+0.5)
+	return &r
 }
 
 func median(v []float64) float64 {
