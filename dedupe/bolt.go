@@ -385,10 +385,8 @@ func (f *feedBuckets) putValidators(v Validators, now int64) error {
 		f.val.Put([]byte("at"), u64(now)))
 }
 
-// encode is the record format shared with the Redis scripts.
-func (r Record) encode() string { return string(r.appendTo(nil)) }
-
-// appendTo appends the record's encoding to b.
+// appendTo appends the record's encoding to b, the format shared with
+// the Redis scripts (parseRecord).
 func (r Record) appendTo(b []byte) []byte {
 	b = append(append(append(b, "1|"...), r.Hash...), '|')
 	b = append(append(b, r.PublishedHash...), '|')

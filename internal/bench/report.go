@@ -235,9 +235,7 @@ func (r *Report) summarize() {
 			}
 		}
 		r.Ratios.EmbeddedVsRedisWall, r.Ratios.EmbeddedVsRedisCPU = median(wall), median(cpu)
-		if len(withServer) > 0 {
-			r.Ratios.EmbeddedVsRedisWithServer = median(withServer)
-		}
+		r.Ratios.EmbeddedVsRedisWithServer = median(withServer) // 0 without Redis stats
 	}
 	r.Targets = r.targets()
 }
