@@ -165,8 +165,9 @@ func sendsToken(req *http.Request) bool {
 // host is from's or a subdomain of it, and it is not http after https.
 // Hosts are compared in their ASCII (punycode) form, the one dialled, as
 // http.Client compares them (but ignoring ASCII case, as DNS does):
-// lowercasing "İ" would make another domain look like the API's. A host that has none fails, and a subdomain match
-// is refused for an IPv6 literal or zone (":" or "%", CVE-2023-45289).
+// lowercasing "İ" would make another domain look like the API's. A host
+// that has none fails, and a subdomain match is refused for an IPv6
+// literal or zone (":" or "%", CVE-2023-45289).
 func sameAuthority(from, to *url.URL) bool {
 	if strings.EqualFold(from.Scheme, "https") && !strings.EqualFold(to.Scheme, "https") {
 		return false
