@@ -374,3 +374,49 @@ func TestChangedWithTheSameDigestNamesNoFields(t *testing.T) {
 		})
 	}
 }
+
+// TestRedisWriteWithoutScripts: a Redis that does not have the write
+// script (a fresh one, one restarted or whose scripts were flushed) gets
+// it in full, and the write counts each hour's events once: only the
+// scripts that did not run are sent again. Both feeds of the write get
+// their item once.
+func TestRedisWriteWithoutScripts(t *testing.T) {
+	t.Parallel()
+	srv := dedupetest.StartServer(t)
+	c := redis.NewClient(srv.Options())
+	t.Cleanup(func() { c.Close() })
+	s := history.NewRedis(c, "p:", history.Limits{})
+	ctx := t.Context()
+	now := t0.Add(30 * time.Minute)
+	write := func(id string, at time.Duration) {
+		t.Helper()
+		var batches []history.Batch
+		for _, feed := range []string{"a", "b"} {
+			batches = append(batches, history.Batch{Feed: feed, Items: []history.Update{{ID: id, Seen: true, Event: history.Event{Kind: history.Queued, At: ms(at)}}}})
+		}
+		if err := s.Write(ctx, batches, map[int64]history.Hour{t0.UnixMilli(): {Published: 1, Failed: 2}}, 3, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("x1", 0) // a fresh server: no script yet
+	if err := c.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	write("x2", time.Minute)
+	hours, err := s.Hours(ctx, t0, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]history.Hour{{Start: t0.UnixMilli(), Published: 2, Failed: 4, Outbox: 3}}, hours); diff != "" {
+		t.Errorf("hours after two writes without the script (-want +got):\n%s", diff)
+	}
+	for _, feed := range []string{"a", "b"} {
+		f, err := s.Feed(ctx, feed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(f.Items) != 2 || len(f.Items[0].Events) != 1 || len(f.Items[1].Events) != 1 {
+			t.Errorf("feed %s after two writes: %+v; want items x1 and x2 of one event each", feed, f.Items)
+		}
+	}
+}

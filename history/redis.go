@@ -109,11 +109,13 @@ return n
 
 // Write runs one script per feed and the hour counts in one pipeline.
 func (r *Redis) Write(ctx context.Context, batches []Batch, hours map[int64]Hour, outbox int, now time.Time) error {
-	err := r.write(ctx, batches, hours, outbox, now, false)
-	if err != nil && isNoScript(err) {
-		// A Redis restarted or flushed its script cache: send the scripts
-		// in full this once.
-		err = r.write(ctx, batches, hours, outbox, now, true)
+	missing, err := r.write(ctx, batches, hours, outbox, now, false)
+	if err == nil && len(missing) > 0 {
+		// A Redis restarted or flushed its script cache: the scripts of
+		// those feeds did not run, and are sent in full this once. Only
+		// they: what else the pipeline held ran, and the hours' counts
+		// added again were counted twice.
+		_, err = r.write(ctx, missing, nil, -1, now, true)
 	}
 	if err != nil {
 		return fmt.Errorf("history: write: %w", err)
@@ -121,15 +123,19 @@ func (r *Redis) Write(ctx context.Context, batches []Batch, hours map[int64]Hour
 	return nil
 }
 
-func (r *Redis) write(ctx context.Context, batches []Batch, hours map[int64]Hour, outbox int, now time.Time, full bool) error {
+// write sends batches' scripts (by digest unless full), the hours' counts
+// and the outbox's size in one pipeline. It returns the batches whose
+// script Redis did not have, when all else went through.
+func (r *Redis) write(ctx context.Context, batches []Batch, hours map[int64]Hour, outbox int, now time.Time, full bool) ([]Batch, error) {
 	pipe := r.c.Pipeline()
-	for _, b := range batches {
+	scripts := make([]*redis.Cmd, len(batches))
+	for i, b := range batches {
 		args := make([]any, 0, 5+len(b.Polls)+len(b.Items))
 		args = append(args, r.lim.Items, r.lim.Events, r.lim.Polls, r.lim.TTL.Milliseconds(), len(b.Polls))
 		for _, p := range b.Polls {
 			data, err := json.Marshal(p)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			args = append(args, data)
 		}
@@ -145,9 +151,9 @@ func (r *Redis) write(ctx context.Context, batches []Batch, hours map[int64]Hour
 			args = append(args, buf[start:len(buf):len(buf)])
 		}
 		if full {
-			writeScript.Eval(ctx, pipe, r.Keys(b.Feed), args...)
+			scripts[i] = writeScript.Eval(ctx, pipe, r.Keys(b.Feed), args...)
 		} else {
-			writeScript.EvalSha(ctx, pipe, r.Keys(b.Feed), args...)
+			scripts[i] = writeScript.EvalSha(ctx, pipe, r.Keys(b.Feed), args...)
 		}
 	}
 	touch := func(start int64) {
@@ -168,14 +174,24 @@ func (r *Redis) write(ctx context.Context, batches []Batch, hours map[int64]Hour
 		touch(start)
 	}
 	cmds, err := pipe.Exec(ctx)
-	if err != nil {
-		for _, c := range cmds {
-			if c.Err() != nil && isNoScript(c.Err()) {
-				return c.Err()
-			}
+	if err == nil {
+		return nil, nil
+	}
+	var missing []Batch
+	for i, c := range scripts {
+		if isNoScript(c.Err()) {
+			missing = append(missing, batches[i])
 		}
 	}
-	return err
+	for _, c := range cmds {
+		if err := c.Err(); err != nil && !isNoScript(err) && !errors.Is(err, redis.Nil) {
+			return nil, err
+		}
+	}
+	if len(missing) == 0 {
+		return nil, err
+	}
+	return missing, nil
 }
 
 func isNoScript(err error) bool {
