@@ -111,3 +111,17 @@ func BenchmarkAppendString(b *testing.B) {
 		})
 	}
 }
+
+// TestVerbatimTable: the table says what encoding/json does, byte by
+// byte, with and without HTML escaping.
+func TestVerbatimTable(t *testing.T) {
+	for c := range 256 {
+		for _, html := range []bool{false, true} {
+			s := string([]byte{byte(c)})
+			want := string(encoded(t, s, html)) == `"`+s+`"`
+			if got := Verbatim(byte(c), html); got != want {
+				t.Errorf("Verbatim(%#x, html %v) = %v; want %v", c, html, got, want)
+			}
+		}
+	}
+}
