@@ -53,19 +53,24 @@ type AliasIndex interface {
 // something new; on Redis, a round trip and a command per alias.
 type AliasCommitter interface {
 	// CommitAliases is [Store.Commit] followed by PutAliases(aliases,
-	// now). The aliases are stored with Commit's last step, atomically,
-	// where the store can: Redis puts those it cannot (across feeds, in
-	// other slots) after it, and when only those fail, returns the
-	// outcomes with an error matching [ErrAliasesNotStored]. An invalid
-	// alias (see [CheckAliases]) fails the call before anything is
-	// written.
-	CommitAliases(ctx context.Context, feedID string, changes []Change, v *Validators, aliases []Alias, now time.Time) ([]Outcome, error)
+	// now) and SetNote of each of notes (feedID's). The aliases and notes
+	// are stored with Commit's last step, atomically, where the store
+	// can: Redis puts those it cannot (aliases across feeds and notes, in
+	// other slots) after it, never before, and when only those fail,
+	// returns the outcomes with an error matching [ErrAliasesNotStored]
+	// or [ErrNotesNotStored]. An invalid alias (see [CheckAliases]) or
+	// note name fails the call before anything is written.
+	CommitAliases(ctx context.Context, feedID string, changes []Change, v *Validators, aliases []Alias, notes []NoteWrite, now time.Time) ([]Outcome, error)
 }
 
 // ErrAliasesNotStored reports a CommitAliases whose changes were committed
 // (its outcomes come with the error) but some of whose aliases were not
 // stored: matching misses them until a later fetch puts them again.
 var ErrAliasesNotStored = errors.New("committed, but some aliases were not stored")
+
+// ErrNotesNotStored reports a CommitAliases whose changes were committed
+// (its outcomes come with the error) but whose notes were not stored.
+var ErrNotesNotStored = errors.New("committed, but its notes were not stored")
 
 // CheckAliases returns the error PutAliases gives for aliases it refuses
 // (ErrInvalid: a malformed fingerprint, target, type or data).

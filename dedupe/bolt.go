@@ -572,12 +572,12 @@ func (b *Bolt) sweep(tx *bolt.Tx, f *feedBuckets, feedID string, now, cutoff int
 // Commit implements [Store.Commit]: one transaction per step (steps.go),
 // changes taken in key order.
 func (b *Bolt) Commit(ctx context.Context, feedID string, changes []Change, v *Validators, now time.Time) ([]Outcome, error) {
-	return b.commit(ctx, feedID, changes, v, nil, now)
+	return b.commit(ctx, feedID, changes, v, nil, nil, now)
 }
 
 // commit is Commit, storing aliases (checked) in the last step's
 // transaction as PutAliases would.
-func (b *Bolt) commit(ctx context.Context, feedID string, changes []Change, v *Validators, aliases []Alias, now time.Time) ([]Outcome, error) {
+func (b *Bolt) commit(ctx context.Context, feedID string, changes []Change, v *Validators, aliases []Alias, notes []NoteWrite, now time.Time) ([]Outcome, error) {
 	if err := checkChanges(feedID, changes); err != nil {
 		return nil, err
 	}
@@ -595,7 +595,13 @@ func (b *Bolt) commit(ctx context.Context, feedID string, changes []Change, v *V
 			if err := b.commitStep(ctx, tx, feedID, changes, order[sp.lo:sp.hi], out, v, last, nowMS); err != nil {
 				return err
 			}
-			if last && len(aliases) > 0 {
+			if !last {
+				return nil
+			}
+			if err := setNotesTx(tx, feedID, notes); err != nil {
+				return err
+			}
+			if len(aliases) > 0 {
 				return b.putAliasesTx(tx, aliases, nowMS)
 			}
 			return nil

@@ -125,10 +125,13 @@ func (b *Bolt) PutAliases(ctx context.Context, aliases []Alias, now time.Time) e
 	return b.update(ctx, "put aliases", func(tx *bolt.Tx) error { return b.putAliasesTx(tx, aliases, ms(now)) })
 }
 
-// CommitAliases implements [AliasCommitter]: the aliases are put in the
-// transaction of Commit's last step.
-func (b *Bolt) CommitAliases(ctx context.Context, feedID string, changes []Change, v *Validators, aliases []Alias, now time.Time) ([]Outcome, error) {
+// CommitAliases implements [AliasCommitter]: the aliases and notes are
+// put in the transaction of Commit's last step.
+func (b *Bolt) CommitAliases(ctx context.Context, feedID string, changes []Change, v *Validators, aliases []Alias, notes []NoteWrite, now time.Time) ([]Outcome, error) {
 	if err := CheckAliases(aliases); err != nil {
+		return nil, err
+	}
+	if err := checkNoteWrites(feedID, notes); err != nil {
 		return nil, err
 	}
 	// The merge a put of aliases makes due is checked at the next one,
@@ -138,7 +141,7 @@ func (b *Bolt) CommitAliases(ctx context.Context, feedID string, changes []Chang
 			return nil, err
 		}
 	}
-	return b.commit(ctx, feedID, changes, v, aliases, now)
+	return b.commit(ctx, feedID, changes, v, aliases, notes, now)
 }
 
 // aliasBuckets opens the aliases and their expiry index in a write

@@ -41,7 +41,7 @@ func TestBoltAliasValuesKeptApart(t *testing.T) {
 	if _, err := s.ReserveAliases(ctx, reserved, now); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CommitAliases(ctx, "f", changes, &dedupe.Validators{ETag: "e"}, all, now); err != nil {
+	if _, err := s.CommitAliases(ctx, "f", changes, &dedupe.Validators{ETag: "e"}, all, nil, now); err != nil {
 		t.Fatal(err)
 	}
 	fps := make([]dedupe.AliasFP, len(all))

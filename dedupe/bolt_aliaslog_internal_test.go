@@ -203,7 +203,7 @@ func TestBoltAliasLogInParts(t *testing.T) {
 	renamed := acrossAlias("u:000", "f1", "a")
 	renamed.Extra = "a new title"
 	changes := []Change{{ExternalID: "a", Hash: "h", Type: "story", Action: ActionPublish, Data: []byte(`{"a":1}`)}}
-	if _, err := b.CommitAliases(ctx, "f1", changes, nil, []Alias{renamed}, now); err != nil {
+	if _, err := b.CommitAliases(ctx, "f1", changes, nil, []Alias{renamed}, nil, now); err != nil {
 		t.Fatal(err)
 	}
 	records, size := logSize(t, b)

@@ -41,18 +41,34 @@ func (b *Bolt) SetNote(ctx context.Context, feedID, name string, data []byte) er
 	// sets one): a transaction of its own cost a commit and its fsyncs,
 	// and held the writer lock from the committer meanwhile.
 	err := b.update(ctx, "set note", func(tx *bolt.Tx) error {
-		bk, err := tx.CreateBucketIfNotExists(bNotes)
-		if err != nil {
-			return err
-		}
-		key := []byte(feedID + "/" + name)
-		if data == nil {
-			return bk.Delete(key)
-		}
-		return bk.Put(key, slices.Clip(append([]byte{}, data...)))
+		return setNotesTx(tx, feedID, []NoteWrite{{Name: name, Data: data}})
 	})
 	if err != nil {
 		return fmt.Errorf("write note %s of feed %s: %w", name, feedID, err)
+	}
+	return nil
+}
+
+// setNotesTx sets feedID's notes (names checked) in a write transaction.
+func setNotesTx(tx *bolt.Tx, feedID string, notes []NoteWrite) error {
+	if len(notes) == 0 {
+		return nil
+	}
+	bk, err := tx.CreateBucketIfNotExists(bNotes)
+	if err != nil {
+		return err
+	}
+	for _, n := range notes {
+		key := []byte(feedID + "/" + n.Name)
+		if n.Data == nil {
+			err = bk.Delete(key)
+		} else {
+			// bbolt keeps the value until the commit: a copy of its own.
+			err = bk.Put(key, slices.Clip(append([]byte{}, n.Data...)))
+		}
+		if err != nil {
+			return fmt.Errorf("write note %s of feed %s: %w", n.Name, feedID, err)
+		}
 	}
 	return nil
 }

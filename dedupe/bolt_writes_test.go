@@ -113,14 +113,14 @@ func TestBoltCommitAliases(t *testing.T) {
 	}
 
 	bad := append([]Alias{{AliasFP: AliasFP{FP: "x|y"}, Target: Key{"f2", "a"}, Type: "story"}}, as...)
-	if _, err := b.CommitAliases(ctx, "f2", changes, &Validators{ETag: "e"}, bad, now); !errors.Is(err, ErrInvalid) {
+	if _, err := b.CommitAliases(ctx, "f2", changes, &Validators{ETag: "e"}, bad, nil, now); !errors.Is(err, ErrInvalid) {
 		t.Errorf("CommitAliases with an invalid alias: %v, want ErrInvalid", err)
 	}
 	if _, ok, err := b.Record(ctx, Key{"f2", "a"}); err != nil || ok {
 		t.Errorf("record after a refused CommitAliases: found %v, %v; want none", ok, err)
 	}
 
-	out, err := b.CommitAliases(ctx, "f1", changes, &Validators{ETag: "e"}, as, now)
+	out, err := b.CommitAliases(ctx, "f1", changes, &Validators{ETag: "e"}, as, nil, now)
 	if err != nil {
 		t.Fatal(err)
 	}

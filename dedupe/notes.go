@@ -21,6 +21,22 @@ type Notes interface {
 	SetNote(ctx context.Context, feedID, name string, data []byte) error
 }
 
+// NoteWrite is a note that [AliasCommitter.CommitAliases] sets with a
+// fetch's changes: nil Data deletes it.
+type NoteWrite struct {
+	Name string
+	Data []byte
+}
+
+func checkNoteWrites(feedID string, notes []NoteWrite) error {
+	for _, n := range notes {
+		if err := checkNote(feedID, n.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // noteName is the shape of a note's name: short and free of separators.
 var noteName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
 

@@ -37,9 +37,15 @@ func (r *Redis) aliasTTL(a Alias) time.Duration {
 // in the slots their fingerprints hash to, so they are put after the
 // commit as PutAliases puts them, and so are the feed's when there are
 // more than one script should set; a failure to put those returns the
-// commit's outcomes with an error matching [ErrAliasesNotStored].
-func (r *Redis) CommitAliases(ctx context.Context, feedID string, changes []Change, v *Validators, aliases []Alias, now time.Time) ([]Outcome, error) {
+// commit's outcomes with an error matching [ErrAliasesNotStored]. The
+// notes' keys are in no feed's slot either: they are set in the same
+// pipeline, after the commit, so that a commit that fails leaves them as
+// they were.
+func (r *Redis) CommitAliases(ctx context.Context, feedID string, changes []Change, v *Validators, aliases []Alias, notes []NoteWrite, now time.Time) ([]Outcome, error) {
 	if err := CheckAliases(aliases); err != nil {
+		return nil, err
+	}
+	if err := checkNoteWrites(feedID, notes); err != nil {
 		return nil, err
 	}
 	// The feed's own aliases are picked out of aliases by the commit, not
@@ -62,8 +68,15 @@ func (r *Redis) CommitAliases(ctx context.Context, feedID string, changes []Chan
 	if err != nil {
 		return nil, err
 	}
-	if err := r.PutAliases(ctx, apart, now); err != nil {
-		return out, fmt.Errorf("redis commit feed %q: %w: %w", feedID, ErrAliasesNotStored, err)
+	aliasErr, noteErr := r.putApart(ctx, apart, feedID, notes)
+	if aliasErr != nil {
+		aliasErr = fmt.Errorf("redis commit feed %q: %w: %w", feedID, ErrAliasesNotStored, aliasErr)
+	}
+	if noteErr != nil {
+		noteErr = fmt.Errorf("redis commit feed %q: %w: %w", feedID, ErrNotesNotStored, noteErr)
+	}
+	if err := errors.Join(aliasErr, noteErr); err != nil {
+		return out, err
 	}
 	return out, nil
 }
@@ -143,13 +156,20 @@ func (r *Redis) LookupAliases(ctx context.Context, fps []AliasFP, _ time.Time) (
 // digest (EVALSHA): sending each one's source, as EVAL does, was most of
 // the bytes a first pass wrote to Redis for its aliases.
 func (r *Redis) PutAliases(ctx context.Context, aliases []Alias, _ time.Time) error {
-	if len(aliases) == 0 {
-		return nil
-	}
 	for _, a := range aliases {
 		if err := checkAlias(a); err != nil {
 			return err
 		}
+	}
+	err, _ := r.putApart(ctx, aliases, "", nil)
+	return err
+}
+
+// putApart puts aliases (checked) and sets feedID's notes (checked) in one
+// pipeline, and tells which of the two failed.
+func (r *Redis) putApart(ctx context.Context, aliases []Alias, feedID string, notes []NoteWrite) (aliasErr, noteErr error) {
+	if len(aliases) == 0 && len(notes) == 0 {
+		return nil, nil
 	}
 	pipe := r.c.Pipeline()
 	var calls []scriptCall
@@ -165,13 +185,34 @@ func (r *Redis) PutAliases(ctx context.Context, aliases []Alias, _ time.Time) er
 		calls = append(calls, c)
 		across = append(across, r.s.putFirst.EvalSha(ctx, pipe, c.keys, c.args...))
 	}
+	noteCmds := make([]redis.Cmder, len(notes))
+	for i, n := range notes {
+		if n.Data == nil {
+			noteCmds[i] = pipe.Del(ctx, r.noteKey(feedID, n.Name))
+		} else {
+			noteCmds[i] = pipe.Set(ctx, r.noteKey(feedID, n.Name), n.Data, 0)
+		}
+	}
 	cmds, err := pipe.Exec(ctx)
 	if err != nil && !isReplyError(err) {
-		return fmt.Errorf("redis put aliases: %w", err)
+		err = fmt.Errorf("redis put aliases: %w", err)
+		if len(aliases) > 0 {
+			aliasErr = err
+		}
+		if len(notes) > 0 {
+			noteErr = fmt.Errorf("write notes of feed %s: %w", feedID, err)
+		}
+		return aliasErr, noteErr
 	}
-	for _, c := range cmds {
+	for i, c := range noteCmds {
+		if err := c.Err(); err != nil {
+			noteErr = fmt.Errorf("write note %s of feed %s: %w", notes[i].Name, feedID, err)
+			break
+		}
+	}
+	for _, c := range cmds[:len(cmds)-len(noteCmds)] {
 		if err := c.Err(); err != nil && !isNoScript(err) {
-			return fmt.Errorf("redis put aliases: %w", err)
+			return fmt.Errorf("redis put aliases: %w", err), noteErr
 		}
 	}
 	// A restarted Redis has lost the script: those calls did not run.
@@ -182,18 +223,18 @@ func (r *Redis) PutAliases(ctx context.Context, aliases []Alias, _ time.Time) er
 		}
 	}
 	if len(missing) == 0 {
-		return nil
+		return nil, noteErr
 	}
 	again, err := r.runPipelined(ctx, r.s.putFirst, missing)
 	if err != nil {
-		return fmt.Errorf("redis put aliases: %w", err)
+		return fmt.Errorf("redis put aliases: %w", err), noteErr
 	}
 	for _, c := range again {
 		if err := c.Err(); err != nil {
-			return fmt.Errorf("redis put aliases: %w", err)
+			return fmt.Errorf("redis put aliases: %w", err), noteErr
 		}
 	}
-	return nil
+	return nil, noteErr
 }
 
 // ReserveAliases implements [AliasIndex]: one script per fingerprint, each

@@ -53,7 +53,7 @@ func BenchmarkRedisCommitAliases(b *testing.B) {
 					}
 					continue
 				}
-				if _, err := s.CommitAliases(ctx, feed, ch, &dedupe.Validators{ETag: "e"}, as, now); err != nil {
+				if _, err := s.CommitAliases(ctx, feed, ch, &dedupe.Validators{ETag: "e"}, as, nil, now); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -52,14 +52,14 @@ func TestRedisCommitAliases(t *testing.T) {
 	}
 
 	bad := append([]dedupe.Alias{{AliasFP: dedupe.AliasFP{FP: "x|y"}, Target: dedupe.Key{FeedID: "f2", ExternalID: "a"}, Type: "story"}}, as...)
-	if _, err := s.CommitAliases(ctx, "f2", changes, &dedupe.Validators{ETag: "e"}, bad, now); !errors.Is(err, dedupe.ErrInvalid) {
+	if _, err := s.CommitAliases(ctx, "f2", changes, &dedupe.Validators{ETag: "e"}, bad, nil, now); !errors.Is(err, dedupe.ErrInvalid) {
 		t.Errorf("CommitAliases with an invalid alias: %v, want ErrInvalid", err)
 	}
 	if _, ok, err := s.Record(ctx, dedupe.Key{FeedID: "f2", ExternalID: "a"}); err != nil || ok {
 		t.Errorf("record after a refused CommitAliases: found %v, %v; want none", ok, err)
 	}
 
-	out, err := s.CommitAliases(ctx, "f1", changes, &dedupe.Validators{ETag: "e"}, as, now)
+	out, err := s.CommitAliases(ctx, "f1", changes, &dedupe.Validators{ETag: "e"}, as, nil, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestRedisCommitAliases(t *testing.T) {
 	own := as[:2]
 	more := []dedupe.Change{change("b", "h1", dedupe.ActionPublish)}
 	if n := countRT(&rt, func() {
-		if _, err := s.CommitAliases(ctx, "f1", more, &dedupe.Validators{ETag: "e"}, own, now); err != nil {
+		if _, err := s.CommitAliases(ctx, "f1", more, &dedupe.Validators{ETag: "e"}, own, nil, now); err != nil {
 			t.Fatal(err)
 		}
 	}); n != 1 {
@@ -107,13 +107,31 @@ func TestRedisCommitAliases(t *testing.T) {
 	// commit stands and says so.
 	fail.on = true
 	across := []dedupe.Alias{{AliasFP: dedupe.AliasFP{FP: "u:3"}, Target: dedupe.Key{FeedID: "f1", ExternalID: "c"}, Type: "story"}}
-	out, err = s.CommitAliases(ctx, "f1", []dedupe.Change{change("c", "h1", dedupe.ActionPublish)}, &dedupe.Validators{ETag: "e"}, append(across, own...), now)
+	out, err = s.CommitAliases(ctx, "f1", []dedupe.Change{change("c", "h1", dedupe.ActionPublish)}, &dedupe.Validators{ETag: "e"}, append(across, own...), nil, now)
 	fail.on = false
 	if !errors.Is(err, dedupe.ErrAliasesNotStored) || !errors.Is(err, errInjected) || len(out) != 1 || out[0] != dedupe.OutcomeNew {
 		t.Errorf("CommitAliases whose aliases across feeds fail = %v, %v; want [%v] and ErrAliasesNotStored", out, err, dedupe.OutcomeNew)
 	}
 	if _, ok, err := s.Record(ctx, dedupe.Key{FeedID: "f1", ExternalID: "c"}); err != nil || !ok {
 		t.Errorf("record after CommitAliases with ErrAliasesNotStored: found %v, %v; want it", ok, err)
+	}
+
+	// Notes are set after the commit too, in the same round trip as the
+	// aliases across feeds; when that fails, the commit stands and says
+	// which failed.
+	notes := []dedupe.NoteWrite{{Name: "newest", Data: []byte("x")}}
+	if n := countRT(&rt, func() {
+		if _, err := s.CommitAliases(ctx, "f1", []dedupe.Change{change("d", "h1", dedupe.ActionPublish)}, &dedupe.Validators{ETag: "e"}, append(across, own...), notes, now); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 2 {
+		t.Errorf("CommitAliases with aliases across feeds and a note: %d round trips; want 2", n)
+	}
+	fail.on = true
+	out, err = s.CommitAliases(ctx, "f1", []dedupe.Change{change("e", "h1", dedupe.ActionPublish)}, &dedupe.Validators{ETag: "e"}, own, notes, now)
+	fail.on = false
+	if !errors.Is(err, dedupe.ErrNotesNotStored) || errors.Is(err, dedupe.ErrAliasesNotStored) || !errors.Is(err, errInjected) || len(out) != 1 || out[0] != dedupe.OutcomeNew {
+		t.Errorf("CommitAliases whose note fails = %v, %v; want [%v] and ErrNotesNotStored only", out, err, dedupe.OutcomeNew)
 	}
 }
 
@@ -130,7 +148,7 @@ func TestRedisCommitAliasesMany(t *testing.T) {
 		as = append(as, dedupe.Alias{AliasFP: fp, Target: dedupe.Key{FeedID: "f", ExternalID: "a"}, Type: "story"})
 		fps = append(fps, fp)
 	}
-	if _, err := s.CommitAliases(ctx, "f", []dedupe.Change{change("a", "h", dedupe.ActionPublish)}, nil, as, now); err != nil {
+	if _, err := s.CommitAliases(ctx, "f", []dedupe.Change{change("a", "h", dedupe.ActionPublish)}, nil, as, nil, now); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.LookupAliases(ctx, fps, now)
@@ -160,7 +178,7 @@ func TestClusterCommitAliases(t *testing.T) {
 			fps = append(fps, fp)
 		}
 	}
-	if _, err := s.CommitAliases(ctx, "f", []dedupe.Change{change("e0", "h", dedupe.ActionPublish)}, &dedupe.Validators{ETag: "e"}, as, now); err != nil {
+	if _, err := s.CommitAliases(ctx, "f", []dedupe.Change{change("e0", "h", dedupe.ActionPublish)}, &dedupe.Validators{ETag: "e"}, as, nil, now); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.LookupAliases(ctx, fps, now)

@@ -24,7 +24,7 @@ type aliasesNotStored struct {
 
 var errAliasWrite = errors.New("injected alias write failure")
 
-func (s aliasesNotStored) CommitAliases(ctx context.Context, feedID string, changes []dedupe.Change, v *dedupe.Validators, _ []dedupe.Alias, now time.Time) ([]dedupe.Outcome, error) {
+func (s aliasesNotStored) CommitAliases(ctx context.Context, feedID string, changes []dedupe.Change, v *dedupe.Validators, _ []dedupe.Alias, _ []dedupe.NoteWrite, now time.Time) ([]dedupe.Outcome, error) {
 	out, err := s.Commit(ctx, feedID, changes, v, now)
 	if err != nil {
 		return out, err

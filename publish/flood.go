@@ -42,12 +42,15 @@ type heldItem struct {
 }
 
 // floodGuard holds the new items of a known feed's poll when more than
-// FloodMax of them are dated before the newest item already seen, and
-// remembers the newest date seen. It returns how many it held. It costs a
-// note read and a note write on polls with something new only.
-func (p *Publisher) floodGuard(ctx context.Context, feedID string, kept []*transform.Payload, d dedupe.Diff, act []dedupe.Action, plan *repostPlan, o FeedOptions) (int, error) {
+// FloodMax of them are dated before the newest item already seen. It
+// returns how many it held, and the note of the newest date seen, to be
+// written with the poll's commit (nil: unchanged): written before, a
+// commit that failed would leave the note ahead of what is recorded, and
+// the next poll would take the same items for a flood. It costs a note
+// read on known feeds' polls with something new only.
+func (p *Publisher) floodGuard(ctx context.Context, feedID string, kept []*transform.Payload, d dedupe.Diff, act []dedupe.Action, plan *repostPlan, o FeedOptions) (int, []dedupe.NoteWrite, error) {
 	if o.ICal != nil || o.Reposts.FloodMax <= 0 || !o.BackfillSince.IsZero() {
-		return 0, nil
+		return 0, nil, nil
 	}
 	var newest time.Time
 	for _, pl := range kept {
@@ -56,11 +59,12 @@ func (p *Publisher) floodGuard(ctx context.Context, feedID string, kept []*trans
 		}
 	}
 	if !d.Known {
-		return 0, p.setNewest(ctx, feedID, newest)
+		note, err := newestNoteOf(newest)
+		return 0, note, err
 	}
 	raw, ok, err := p.store.Note(ctx, feedID, newestNote)
 	if err != nil {
-		return 0, fmt.Errorf("read newest date: %w", err)
+		return 0, nil, fmt.Errorf("read newest date: %w", err)
 	}
 	var seenNewest time.Time
 	if ok {
@@ -83,7 +87,7 @@ func (p *Publisher) floodGuard(ctx context.Context, feedID string, kept []*trans
 	held := 0
 	if len(older) > o.Reposts.FloodMax {
 		if err := p.hold(ctx, feedID, kept, older, o); err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		for _, i := range older {
 			act[i] = dedupe.ActionSeeOnly
@@ -94,23 +98,23 @@ func (p *Publisher) floodGuard(ctx context.Context, feedID string, kept []*trans
 	}
 	// Held items are all older than seenNewest: they never move it.
 	if newest.After(seenNewest) {
-		return held, p.setNewest(ctx, feedID, newest)
+		note, err := newestNoteOf(newest)
+		return held, note, err
 	}
-	return held, nil
+	return held, nil, nil
 }
 
-func (p *Publisher) setNewest(ctx context.Context, feedID string, t time.Time) error {
+// newestNoteOf is the write of the newest date note for t (nil for the
+// zero time: nothing dated).
+func newestNoteOf(t time.Time) ([]dedupe.NoteWrite, error) {
 	if t.IsZero() {
-		return nil
+		return nil, nil
 	}
 	b, err := t.UTC().MarshalText()
 	if err != nil {
-		return fmt.Errorf("newest date: %w", err)
+		return nil, fmt.Errorf("newest date: %w", err)
 	}
-	if err := p.store.SetNote(ctx, feedID, newestNote, b); err != nil {
-		return fmt.Errorf("store newest date: %w", err)
-	}
-	return nil
+	return []dedupe.NoteWrite{{Name: newestNote, Data: b}}, nil
 }
 
 // hold adds items to the feed's held note, before the commit that records

@@ -421,7 +421,7 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 			return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
 		}
 	}
-	held, err := p.floodGuard(ctx, feedID, kept, d, act, plan, o)
+	held, notes, err := p.floodGuard(ctx, feedID, kept, d, act, plan, o)
 	if err != nil {
 		return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
 	}
@@ -448,14 +448,23 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 		withAliases = dedupe.CheckAliases(aliases) == nil
 	}
 	var out []dedupe.Outcome
-	var aliasErr error
+	var aliasErr, noteErr error
 	err = p.storeOp(ctx, "commit", func(ctx context.Context) (err error) {
-		if withAliases && len(aliases) > 0 {
-			out, err = ac.CommitAliases(ctx, feedID, changes, &v, aliases, now)
+		aliasErr, noteErr = nil, nil
+		if withAliases && (len(aliases) > 0 || len(notes) > 0) {
+			out, err = ac.CommitAliases(ctx, feedID, changes, &v, aliases, notes, now)
+			// Committed: as with saveAliases, a failure of the aliases
+			// costs matching, not delivery; one of the newest date's
+			// note leaves it behind, which the next poll's recorded
+			// items make up for.
 			if errors.Is(err, dedupe.ErrAliasesNotStored) {
-				// Committed: as with saveAliases, a failure costs
-				// matching, not delivery.
-				aliasErr, err = err, nil
+				aliasErr = err
+			}
+			if errors.Is(err, dedupe.ErrNotesNotStored) {
+				noteErr = err
+			}
+			if aliasErr != nil || noteErr != nil {
+				err = nil
 			}
 			return err
 		}
@@ -465,11 +474,23 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 	if err != nil {
 		return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
 	}
+	if !withAliases {
+		for _, n := range notes {
+			if err := p.store.SetNote(ctx, feedID, n.Name, n.Data); err != nil {
+				noteErr = err
+				break
+			}
+		}
+	}
 	if aliasErr != nil {
 		// A store failure of its own, as when the aliases were a call
 		// of their own (saveAliases): counted, and heard by the health.
 		p.storeFailed("aliases", aliasErr)
 		p.log.Warn("storing repost aliases failed; the next poll with news stores them", "feed", feedID, "err", aliasErr)
+	}
+	if noteErr != nil {
+		p.storeFailed("note", noteErr)
+		p.log.Warn("storing the newest date seen failed after the commit; the next poll's recorded items stand in for it", "feed", feedID, "err", noteErr)
 	}
 	p.saveICalNote(ctx, feedID, icalNote)
 	if plan != nil && !withAliases {
