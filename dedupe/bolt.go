@@ -575,8 +575,9 @@ func (b *Bolt) Commit(ctx context.Context, feedID string, changes []Change, v *V
 	return b.commit(ctx, feedID, changes, v, nil, nil, now)
 }
 
-// commit is Commit, storing aliases (checked) in the last step's
-// transaction as PutAliases would.
+// commit is Commit, storing aliases (checked) as PutAliases would and
+// feedID's notes (checked) as SetNote would, in the last step's
+// transaction.
 func (b *Bolt) commit(ctx context.Context, feedID string, changes []Change, v *Validators, aliases []Alias, notes []NoteWrite, now time.Time) ([]Outcome, error) {
 	if err := checkChanges(feedID, changes); err != nil {
 		return nil, err

@@ -67,7 +67,7 @@ func setNotesTx(tx *bolt.Tx, feedID string, notes []NoteWrite) error {
 			err = bk.Put(key, slices.Clip(append([]byte{}, n.Data...)))
 		}
 		if err != nil {
-			return fmt.Errorf("write note %s of feed %s: %w", n.Name, feedID, err)
+			return err
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -166,7 +167,10 @@ func (r *Redis) PutAliases(ctx context.Context, aliases []Alias, _ time.Time) er
 }
 
 // putApart puts aliases (checked) and sets feedID's notes (checked) in one
-// pipeline, and tells which of the two failed.
+// pipeline (and runs again, in another, the scripts a restarted Redis had
+// lost), and tells which of the two failed. Each command's own error
+// tells: on a Cluster the pipeline is split by node, and one node's
+// failure is not the others'.
 func (r *Redis) putApart(ctx context.Context, aliases []Alias, feedID string, notes []NoteWrite) (aliasErr, noteErr error) {
 	if len(aliases) == 0 && len(notes) == 0 {
 		return nil, nil
@@ -174,16 +178,19 @@ func (r *Redis) putApart(ctx context.Context, aliases []Alias, feedID string, no
 	pipe := r.c.Pipeline()
 	var calls []scriptCall
 	var across []*redis.Cmd
+	aliasCmds := make([]redis.Cmder, 0, len(aliases))
 	for _, a := range aliases {
 		ttl := r.aliasTTL(a)
 		key := r.aliasKey(a.AliasFP)
 		if a.FeedID != "" {
-			pipe.Set(ctx, key, aliasValue(a), ttl)
+			aliasCmds = append(aliasCmds, pipe.Set(ctx, key, aliasValue(a), ttl))
 			continue
 		}
 		c := scriptCall{keys: []string{key}, args: []any{aliasValue(a), strconv.FormatInt(ttl.Milliseconds(), 10), a.Target.String()}}
 		calls = append(calls, c)
-		across = append(across, r.s.putFirst.EvalSha(ctx, pipe, c.keys, c.args...))
+		cmd := r.s.putFirst.EvalSha(ctx, pipe, c.keys, c.args...)
+		across = append(across, cmd)
+		aliasCmds = append(aliasCmds, cmd)
 	}
 	noteCmds := make([]redis.Cmder, len(notes))
 	for i, n := range notes {
@@ -193,27 +200,31 @@ func (r *Redis) putApart(ctx context.Context, aliases []Alias, feedID string, no
 			noteCmds[i] = pipe.Set(ctx, r.noteKey(feedID, n.Name), n.Data, 0)
 		}
 	}
-	cmds, err := pipe.Exec(ctx)
-	if err != nil && !isReplyError(err) {
-		err = fmt.Errorf("redis put aliases: %w", err)
-		if len(aliases) > 0 {
-			aliasErr = err
-		}
-		if len(notes) > 0 {
-			noteErr = fmt.Errorf("write notes of feed %s: %w", feedID, err)
-		}
-		return aliasErr, noteErr
-	}
+	_, execErr := pipe.Exec(ctx)
 	for i, c := range noteCmds {
 		if err := c.Err(); err != nil {
 			noteErr = fmt.Errorf("write note %s of feed %s: %w", notes[i].Name, feedID, err)
 			break
 		}
 	}
-	for _, c := range cmds[:len(cmds)-len(noteCmds)] {
+	for _, c := range aliasCmds {
 		if err := c.Err(); err != nil && !isNoScript(err) {
-			return fmt.Errorf("redis put aliases: %w", err), noteErr
+			aliasErr = fmt.Errorf("redis put aliases: %w", err)
+			break
 		}
+	}
+	if execErr != nil && aliasErr == nil && noteErr == nil && !slices.ContainsFunc(across, func(c *redis.Cmd) bool { return isNoScript(c.Err()) }) {
+		// No command says how it went (a hook refused the pipeline):
+		// none of them is known to have run.
+		if len(aliases) > 0 {
+			aliasErr = fmt.Errorf("redis put aliases: %w", execErr)
+		}
+		if len(notes) > 0 {
+			noteErr = fmt.Errorf("write notes of feed %s: %w", feedID, execErr)
+		}
+	}
+	if aliasErr != nil {
+		return aliasErr, noteErr
 	}
 	// A restarted Redis has lost the script: those calls did not run.
 	var missing []scriptCall

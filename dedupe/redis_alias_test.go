@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,6 +28,73 @@ func (f *failPipelines) ProcessPipelineHook(next redis.ProcessPipelineHook) redi
 			return errInjected
 		}
 		return next(ctx, cmds)
+	}
+}
+
+// failCmds fails the commands of a pipeline that match, unsent, and sends
+// the rest, as a Cluster does when one node of several is down.
+type failCmds struct{ match func(redis.Cmder) bool }
+
+func (f *failCmds) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (f *failCmds) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (f *failCmds) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if f.match == nil {
+			return next(ctx, cmds)
+		}
+		var send []redis.Cmder
+		for _, c := range cmds {
+			if f.match(c) {
+				c.SetErr(errInjected)
+			} else {
+				send = append(send, c)
+			}
+		}
+		if err := next(ctx, send); err != nil {
+			return err
+		}
+		if len(send) < len(cmds) {
+			return errInjected
+		}
+		return nil
+	}
+}
+
+// TestRedisCommitAliasesSaysWhichFailed: when only the note's command or
+// only the aliases' fails after the commit, the error names that one
+// only, and the other is stored.
+func TestRedisCommitAliasesSaysWhichFailed(t *testing.T) {
+	c, prefix := dedupetest.Redis(t)
+	fail := &failCmds{}
+	c.AddHook(fail)
+	s := dedupe.NewRedis(c, dedupe.RedisOptions{Prefix: prefix})
+	ctx, now := t.Context(), time.Now()
+	isNote := func(cmd redis.Cmder) bool {
+		return cmd.Name() == "set" && strings.Contains(fmt.Sprint(cmd.Args()[1]), "note:")
+	}
+	across := func(fp string) []dedupe.Alias {
+		return []dedupe.Alias{{AliasFP: dedupe.AliasFP{FP: fp}, Target: dedupe.Key{FeedID: "f1", ExternalID: fp}, Type: "story"}}
+	}
+	notes := []dedupe.NoteWrite{{Name: "newest", Data: []byte("n1")}}
+
+	fail.match = isNote
+	out, err := s.CommitAliases(ctx, "f1", []dedupe.Change{change("a", "h", dedupe.ActionPublish)}, nil, across("u:a"), notes, now)
+	fail.match = nil
+	if !errors.Is(err, dedupe.ErrNotesNotStored) || errors.Is(err, dedupe.ErrAliasesNotStored) || len(out) != 1 {
+		t.Errorf("the note's command failing: %v, %v; want one outcome and ErrNotesNotStored only", out, err)
+	}
+	if got, _ := s.LookupAliases(ctx, []dedupe.AliasFP{{FP: "u:a"}}, now); !got[0].Found {
+		t.Error("the alias across feeds was not stored beside the note that failed")
+	}
+
+	fail.match = func(cmd redis.Cmder) bool { return !isNote(cmd) }
+	out, err = s.CommitAliases(ctx, "f1", []dedupe.Change{change("b", "h", dedupe.ActionPublish)}, nil, across("u:b"), notes, now)
+	fail.match = nil
+	if !errors.Is(err, dedupe.ErrAliasesNotStored) || errors.Is(err, dedupe.ErrNotesNotStored) || len(out) != 1 {
+		t.Errorf("the aliases' commands failing: %v, %v; want one outcome and ErrAliasesNotStored only", out, err)
+	}
+	if got, ok, err := s.Note(ctx, "f1", "newest"); err != nil || !ok || string(got) != "n1" {
+		t.Errorf("note beside the aliases that failed = %q, %v, %v; want n1", got, ok, err)
 	}
 }
 

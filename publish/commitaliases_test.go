@@ -24,10 +24,15 @@ type aliasesNotStored struct {
 
 var errAliasWrite = errors.New("injected alias write failure")
 
-func (s aliasesNotStored) CommitAliases(ctx context.Context, feedID string, changes []dedupe.Change, v *dedupe.Validators, _ []dedupe.Alias, _ []dedupe.NoteWrite, now time.Time) ([]dedupe.Outcome, error) {
+func (s aliasesNotStored) CommitAliases(ctx context.Context, feedID string, changes []dedupe.Change, v *dedupe.Validators, _ []dedupe.Alias, notes []dedupe.NoteWrite, now time.Time) ([]dedupe.Outcome, error) {
 	out, err := s.Commit(ctx, feedID, changes, v, now)
 	if err != nil {
 		return out, err
+	}
+	for _, n := range notes {
+		if err := s.SetNote(ctx, feedID, n.Name, n.Data); err != nil {
+			return out, err
+		}
 	}
 	return out, fmt.Errorf("commit feed %q: %w: %w", feedID, dedupe.ErrAliasesNotStored, errAliasWrite)
 }

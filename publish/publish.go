@@ -437,10 +437,11 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 		changes = append(changes, dedupe.Change{ExternalID: kept[i].ExternalID, Hash: kept[i].Hash, Type: kept[i].Type, Action: a, Data: data})
 	}
 	changes = append(changes, repostChanges...)
-	// A store that can records the aliases with the commit: on bbolt one
-	// commit and fsync fewer, on Redis a round trip and a command per
-	// alias. Aliases it would refuse are put apart, as before, so that
-	// they cost matching only, never the commit.
+	// A store that can records the aliases and the notes with the commit:
+	// on bbolt one commit and fsync fewer, on Redis a round trip and a
+	// command per alias. Aliases it would refuse are put apart, as
+	// before, so that they cost matching only, never the commit; the
+	// notes then follow the commit.
 	var aliases []dedupe.Alias
 	ac, withAliases := p.store.(dedupe.AliasCommitter)
 	if withAliases && plan != nil {
@@ -457,13 +458,7 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 			// costs matching, not delivery; one of the newest date's
 			// note leaves it behind, which the next poll's recorded
 			// items make up for.
-			if errors.Is(err, dedupe.ErrAliasesNotStored) {
-				aliasErr = err
-			}
-			if errors.Is(err, dedupe.ErrNotesNotStored) {
-				noteErr = err
-			}
-			if aliasErr != nil || noteErr != nil {
+			if aliasErr, noteErr = afterCommit(err); aliasErr != nil || noteErr != nil {
 				err = nil
 			}
 			return err
@@ -474,21 +469,26 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 	if err != nil {
 		return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
 	}
-	if !withAliases {
-		for _, n := range notes {
-			if err := p.store.SetNote(ctx, feedID, n.Name, n.Data); err != nil {
-				noteErr = err
-				break
+	if !withAliases && len(notes) > 0 {
+		// Not counted again below: storeOp counts it.
+		if err := p.storeOp(ctx, "note", func(ctx context.Context) error {
+			for _, n := range notes {
+				if err := p.store.SetNote(ctx, feedID, n.Name, n.Data); err != nil {
+					return err
+				}
 			}
+			return nil
+		}); err != nil && ctx.Err() == nil {
+			p.log.Warn("storing the newest date seen failed after the commit; the next poll's recorded items stand in for it", "feed", feedID, "err", err)
 		}
 	}
-	if aliasErr != nil {
+	if aliasErr != nil && ctx.Err() == nil {
 		// A store failure of its own, as when the aliases were a call
 		// of their own (saveAliases): counted, and heard by the health.
 		p.storeFailed("aliases", aliasErr)
 		p.log.Warn("storing repost aliases failed; the next poll with news stores them", "feed", feedID, "err", aliasErr)
 	}
-	if noteErr != nil {
+	if noteErr != nil && ctx.Err() == nil {
 		p.storeFailed("note", noteErr)
 		p.log.Warn("storing the newest date seen failed after the commit; the next poll's recorded items stand in for it", "feed", feedID, "err", noteErr)
 	}
@@ -686,6 +686,33 @@ func (p *Publisher) storeOp(ctx context.Context, op string, fn func(context.Cont
 func (p *Publisher) storeDone(op string, start time.Time, err error) {
 	p.m.storeDur.WithLabelValues(op).Observe(time.Since(start).Seconds())
 	p.storeFailed(op, err)
+}
+
+// afterCommit picks out of CommitAliases's error what failed after its
+// commit went through: the aliases (ErrAliasesNotStored) and the notes
+// (ErrNotesNotStored), each its own part of the error (errors.Join) when
+// both did. Both are nil when the commit itself failed (or nothing did).
+func afterCommit(err error) (aliasErr, noteErr error) {
+	a, n := errors.Is(err, dedupe.ErrAliasesNotStored), errors.Is(err, dedupe.ErrNotesNotStored)
+	switch {
+	case a && n:
+		aliasErr, noteErr = err, err
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				switch a, n := errors.Is(e, dedupe.ErrAliasesNotStored), errors.Is(e, dedupe.ErrNotesNotStored); {
+				case a && !n:
+					aliasErr = e
+				case n && !a:
+					noteErr = e
+				}
+			}
+		}
+	case a:
+		aliasErr = err
+	case n:
+		noteErr = err
+	}
+	return aliasErr, noteErr
 }
 
 // storeFailed counts err, when not nil, as a failure of op, and tells the
