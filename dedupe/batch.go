@@ -60,15 +60,17 @@ type ClaimBatcher interface {
 	ClaimOps(ctx context.Context, ops []ClaimOp, now time.Time) []ClaimResult
 }
 
-// LaterClaimBatcher is a ClaimBatcher whose writes cost a commit each
-// (bbolt's fsyncs): ops whose callers do not wait on them (outcomes a
-// sender has handed over) may be held a while, to be applied in the
-// transaction of the store's next write, such as the next claim.
+// LaterClaimBatcher is a ClaimBatcher that may hold ops whose callers do
+// not wait on them (outcomes a sender has handed over) a few
+// milliseconds for company: bbolt applies them in the transaction of its
+// next write, such as the next claim, sparing a commit and its fsyncs;
+// Redis in one pipeline with the others of those milliseconds, sparing
+// round trips.
 type LaterClaimBatcher interface {
 	ClaimBatcher
 	// ClaimOpsLater is ClaimOps, applied within a few milliseconds,
-	// together with the store's next write if one comes by then. It
-	// returns once the ops are durable, as ClaimOps does.
+	// together with the store's other writes of that time where the
+	// store can. It returns once the ops are durable, as ClaimOps does.
 	ClaimOpsLater(ctx context.Context, ops []ClaimOp, now time.Time) []ClaimResult
 }
 

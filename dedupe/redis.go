@@ -63,6 +63,10 @@ type Redis struct {
 	// afterStep, set by tests only, runs after each step of a Diff or
 	// Commit cut into several.
 	afterStep stepHook
+	// later gathers the outcomes handed over (redis_later.go); linger is
+	// how long it waits for company.
+	later  laterGroup
+	linger time.Duration
 }
 
 var _ Store = (*Redis)(nil)
@@ -85,7 +89,8 @@ func NewRedis(c redis.UniversalClient, o RedisOptions) *Redis {
 	}
 	o.Partitions = min(o.Partitions, MaxPartitions)
 	r := &Redis{c: c, prefix: o.Prefix, retention: o.Retention, sweepLimit: o.SweepLimit,
-		l: newLayout(o.Prefix, o.Partitions), s: newScripts(), fl: newFeedLeaseScripts(), waitReplicas: o.WaitReplicas}
+		l: newLayout(o.Prefix, o.Partitions), s: newScripts(), fl: newFeedLeaseScripts(), waitReplicas: o.WaitReplicas,
+		linger: redisLaterLinger}
 	r.settleKeys = make([][]string, o.Partitions)
 	for p := range r.settleKeys {
 		r.settleKeys[p] = []string{r.l.qKey(p, "due"), r.l.qKey(p, "dead"), r.l.qKey(p, "data"), r.l.qKey(p, "meta"), r.l.qKey(p, "run")}

@@ -95,14 +95,15 @@
 //     once, as an update. An outcome recorded after the claim lapsed keeps
 //     only a content id the API gave; the rest belongs to the claim's new
 //     holder. A delivery is reported (log, metrics, Observer) only once its
-//     outcome is recorded. On a store where each write is a commit of its
-//     own ([dedupe.LaterClaimBatcher], the embedded store) the sender does
-//     not wait: it hands the outcome over and takes its next item, and the
-//     outcome is recorded within milliseconds in the transaction of the
-//     store's next write (usually the next claim). Until then the claim and
-//     the pending mark hold, so nobody else sends the item, and a crash in
-//     between is the crash after a send described below; a stop, and the
-//     end of a drain, wait for every outcome handed over (handover.go).
+//     outcome is recorded. On a store that can hold outcomes for company
+//     ([dedupe.LaterClaimBatcher]: the embedded store, to share a commit
+//     with its next write, usually the next claim; Redis, to share a round
+//     trip) the sender does not wait: it hands the outcome over and takes
+//     its next item, and the outcome is recorded within milliseconds.
+//     Until then the claim and the pending mark hold, so nobody else sends
+//     the item, and a crash in between is the crash after a send described
+//     below; a stop, and the end of a drain, wait for every outcome handed
+//     over (handover.go).
 //
 // Between claim and check an item never waits more than half of ClaimTTL:
 // one that waited that long for a sender, or that would wait longer for
@@ -246,8 +247,7 @@
 // feedworker_store_operation_duration_seconds{op} (op renew_claim is the
 // check before a send that needed its own round trip; op settle a
 // sender's wait for its outcome to be recorded, op settle_later an
-// outcome handed over until recorded, its wait for the store's next
-// write included),
+// outcome handed over until recorded, its wait for company included),
 // feedworker_store_errors_total{op}, feedworker_outbox_depth,
 // feedworker_dead_letters, feedworker_backlog_waits_total, and for
 // reconcile mode

@@ -11,13 +11,15 @@ import (
 	"github.com/feedworker/feedworker/dedupe"
 )
 
-// Outcomes handed over. On a store where every write costs a commit and
-// its fsyncs (dedupe.LaterClaimBatcher: the embedded store), a sender does
-// not wait for its outcome to be recorded: it hands the outcome over and
-// takes its next item. The store applies it within milliseconds, in the
-// transaction of its next write (usually the next claim, which the
-// sender's freed slot brings about). Exactly-once holds as when the sender
-// waits:
+// Outcomes handed over. On a store that can hold outcomes a few
+// milliseconds for company (dedupe.LaterClaimBatcher: the embedded store,
+// where every write costs a commit and its fsyncs; Redis, where each costs
+// a round trip), a sender does not wait for its outcome to be recorded: it
+// hands the outcome over and takes its next item. The store applies it
+// within milliseconds: bbolt in the transaction of its next write (usually
+// the next claim, which the sender's freed slot brings about), Redis in
+// one pipeline with the others handed over meanwhile. Exactly-once holds
+// as when the sender waits:
 //
 //   - until the outcome is durable, the item's claim and the pending mark
 //     its claim set stay in the store: nobody else claims it, and a claim

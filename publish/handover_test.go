@@ -250,15 +250,26 @@ type failingRedisSettles struct {
 	fail atomic.Bool
 }
 
+func (f *failingRedisSettles) refused(ops []dedupe.ClaimOp) []dedupe.ClaimResult {
+	out := make([]dedupe.ClaimResult, len(ops))
+	for i := range out {
+		out[i].Err = errors.New("redis settle: connection refused")
+	}
+	return out
+}
+
 func (f *failingRedisSettles) ClaimOps(ctx context.Context, ops []dedupe.ClaimOp, now time.Time) []dedupe.ClaimResult {
 	if f.fail.Load() && slices.ContainsFunc(ops, func(op dedupe.ClaimOp) bool { return op.Settle != nil }) {
-		out := make([]dedupe.ClaimResult, len(ops))
-		for i := range out {
-			out[i].Err = errors.New("redis settle: connection refused")
-		}
-		return out
+		return f.refused(ops)
 	}
 	return f.Redis.ClaimOps(ctx, ops, now)
+}
+
+func (f *failingRedisSettles) ClaimOpsLater(ctx context.Context, ops []dedupe.ClaimOp, now time.Time) []dedupe.ClaimResult {
+	if f.fail.Load() {
+		return f.refused(ops)
+	}
+	return f.Redis.ClaimOpsLater(ctx, ops, now)
 }
 
 // TestDeliveryNotReportedUnlessRecorded: a delivery whose outcome is
@@ -315,23 +326,27 @@ func TestDeliveryNotReportedUnlessRecorded(t *testing.T) {
 	}
 }
 
-// TestHandOverTimedApart: on the embedded store an outcome handed over is
-// timed as op settle_later (its wait for the store's next write
-// included), not as op settle, which stays a sender's wait for its write.
+// TestHandOverTimedApart: on either store an outcome handed over is
+// timed as op settle_later (its wait for company included), not as op
+// settle, which stays a sender's wait for its write.
 func TestHandOverTimedApart(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, onBolt, sandbox.Faults{})
-	reg := prometheus.NewPedanticRegistry()
-	p := e.publisher(func(o *publish.Options) { o.Registerer = reg })
-	items := stories("timed", 6)
-	e.accept(p, "timed", items, publish.FeedOptions{InitialItems: 100})
-	if err := p.Drain(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	e.exactlyOnce(items)
-	observed := storeOpsTimed(t, reg)
-	if observed["settle_later"] != uint64(len(items)) || observed["settle"] != 0 {
-		t.Errorf("store operations timed: %v; want %d settle_later (the outcomes handed over), no settle", observed, len(items))
+	for _, kind := range []storeKind{onBolt, onRedis} {
+		t.Run(kind.String(), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, kind, sandbox.Faults{})
+			reg := prometheus.NewPedanticRegistry()
+			p := e.publisher(func(o *publish.Options) { o.Registerer = reg })
+			items := stories("timed", 6)
+			e.accept(p, "timed", items, publish.FeedOptions{InitialItems: 100})
+			if err := p.Drain(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			e.exactlyOnce(items)
+			observed := storeOpsTimed(t, reg)
+			if observed["settle_later"] != uint64(len(items)) || observed["settle"] != 0 {
+				t.Errorf("store operations timed: %v; want %d settle_later (the outcomes handed over), no settle", observed, len(items))
+			}
+		})
 	}
 }
 

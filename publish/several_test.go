@@ -103,7 +103,7 @@ feedworker_dead_letters 0
 		t.Error(err)
 	}
 	observed := storeOpsTimed(t, reg)
-	for _, op := range []string{"diff", "commit", "claim", "settle", "stats"} {
+	for _, op := range []string{"diff", "commit", "claim", "settle_later", "stats"} {
 		if observed[op] == 0 {
 			t.Errorf("no store duration observed for op %q (got %v)", op, observed)
 		}
