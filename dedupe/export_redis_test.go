@@ -17,5 +17,8 @@ func (r *Redis) SetLater(linger time.Duration, hold func()) { r.linger, r.later.
 func (r *Redis) LaterWaiting() int {
 	r.later.mu.Lock()
 	defer r.later.mu.Unlock()
-	return len(r.later.waiting)
+	if r.later.cur == nil {
+		return 0
+	}
+	return len(r.later.cur.calls)
 }

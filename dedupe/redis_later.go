@@ -2,6 +2,7 @@ package dedupe
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
@@ -20,22 +21,29 @@ var _ LaterClaimBatcher = (*Redis)(nil)
 // company (Redis.linger; tests set it).
 const redisLaterLinger = 5 * time.Millisecond
 
-// laterGroup gathers ClaimOpsLater calls: the first of a window leads it,
-// waits the linger (or until maxLaterOps wait) and runs them all as one
-// ClaimOps.
+// laterGroup gathers ClaimOpsLater calls in windows: the first call of a
+// window leads it, waits the linger (or until maxLaterOps wait) and runs
+// them all as one ClaimOps.
 type laterGroup struct {
-	mu      sync.Mutex
-	waiting []*laterCall
-	nops    int
-	// full is closed by the call that makes the window full.
-	full chan struct{}
-	// hold, set by tests only, is called by a leader before it takes the
+	mu sync.Mutex
+	// cur is the window calls join; nil once it is full or taken, so
+	// that the next call opens another.
+	cur *laterWindow
+	// hold, set by tests only, is called by a leader before it takes its
 	// window's calls.
 	hold func()
 }
 
+type laterWindow struct {
+	calls []*laterCall
+	nops  int
+	full  chan struct{} // closed when nops reaches maxLaterOps
+}
+
 type laterCall struct {
 	ops  []ClaimOp
+	now  time.Time
+	ctx  context.Context
 	res  []ClaimResult
 	done chan struct{}
 }
@@ -44,68 +52,102 @@ type laterCall struct {
 const maxLaterOps = 512
 
 // ClaimOpsLater implements [LaterClaimBatcher]: the ops of every call
-// within a few milliseconds of the first go in one pipeline. It returns
-// once they are applied, as ClaimOps does; a call that is not the first
-// of its window waits for the first, whose context bounds the pipeline.
-func (r *Redis) ClaimOpsLater(ctx context.Context, ops []ClaimOp, _ time.Time) []ClaimResult {
+// within a few milliseconds of the first go in one pipeline, applied at
+// the latest of the calls' now. It returns once they are applied, as
+// ClaimOps does, or once ctx ends (the ops may then still be applied, as
+// with a ClaimOps whose reply was not waited for).
+func (r *Redis) ClaimOpsLater(ctx context.Context, ops []ClaimOp, now time.Time) []ClaimResult {
 	g := &r.later
-	c := &laterCall{ops: ops, done: make(chan struct{})}
+	c := &laterCall{ops: ops, now: now, ctx: ctx, done: make(chan struct{})}
 	g.mu.Lock()
-	lead := len(g.waiting) == 0
+	w := g.cur
+	lead := w == nil
 	if lead {
-		g.full = make(chan struct{})
+		w = &laterWindow{full: make(chan struct{})}
+		g.cur = w
 	}
-	g.waiting = append(g.waiting, c)
-	g.nops += len(ops)
-	full := g.full
-	if !lead && g.nops >= maxLaterOps {
-		// Closed once: the window is taken before another call joins
-		// it only under g.mu, and a full one is not joined again.
-		select {
-		case <-full:
-		default:
-			close(full)
-		}
+	w.calls = append(w.calls, c)
+	w.nops += len(ops)
+	if w.nops >= maxLaterOps {
+		close(w.full)
+		g.cur = nil
 	}
-	alone := lead && g.nops >= maxLaterOps
 	g.mu.Unlock()
 	if !lead {
-		<-c.done
-		return c.res
-	}
-	if !alone {
-		t := time.NewTimer(r.linger)
 		select {
-		case <-t.C:
-		case <-full:
+		case <-c.done:
+			return c.res
 		case <-ctx.Done():
+			return failedOps(ops, ctx.Err())
 		}
-		t.Stop()
 	}
+	t := time.NewTimer(r.linger)
+	select {
+	case <-t.C:
+	case <-w.full:
+	case <-ctx.Done():
+	}
+	t.Stop()
 	if g.hold != nil {
 		g.hold()
 	}
 	g.mu.Lock()
-	calls := g.waiting
-	g.waiting, g.nops, g.full = nil, 0, nil
-	g.mu.Unlock()
-	var all []ClaimOp
-	if len(calls) == 1 {
-		all = calls[0].ops
-	} else {
-		all = make([]ClaimOp, 0, maxLaterOps)
-		for _, c := range calls {
-			all = append(all, c.ops...)
-		}
+	if g.cur == w {
+		g.cur = nil
 	}
-	// The time the ops are applied, not the first's arrival: an
-	// outcome's backoff counts from now.
-	res := r.ClaimOps(ctx, all, time.Now())
-	for _, c := range calls {
-		c.res, res = res[:len(c.ops):len(c.ops)], res[len(c.ops):]
-		if c != calls[0] {
+	calls := w.calls
+	g.mu.Unlock()
+	r.runWindow(calls)
+	return c.res
+}
+
+// runWindow runs the calls' ops in one ClaimOps and hands each call its
+// results. The pipeline runs on none of the callers' cancellation, which
+// would fail the others' ops, and until the latest of their deadlines.
+func (r *Redis) runWindow(calls []*laterCall) {
+	defer func() {
+		// Nobody waits forever, whatever happened above.
+		for _, c := range calls {
+			if c.res == nil {
+				c.res = failedOps(c.ops, errLaterAbandoned)
+			}
 			close(c.done)
 		}
+	}()
+	ctx := context.WithoutCancel(calls[0].ctx)
+	var latest time.Time
+	bounded := true
+	var all []ClaimOp
+	now := calls[0].now
+	for _, c := range calls {
+		all = append(all, c.ops...)
+		if c.now.After(now) {
+			now = c.now
+		}
+		d, ok := c.ctx.Deadline()
+		bounded = bounded && ok
+		if d.After(latest) {
+			latest = d
+		}
 	}
-	return calls[0].res
+	if bounded {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, latest)
+		defer cancel()
+	}
+	res := r.ClaimOps(ctx, all, now)
+	for _, c := range calls {
+		c.res, res = res[:len(c.ops):len(c.ops)], res[len(c.ops):]
+	}
+}
+
+var errLaterAbandoned = errors.New("redis: outcomes held for company were not applied")
+
+// failedOps is err for each of ops.
+func failedOps(ops []ClaimOp, err error) []ClaimResult {
+	out := make([]ClaimResult, len(ops))
+	for i := range out {
+		out[i].Err = err
+	}
+	return out
 }

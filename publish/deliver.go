@@ -92,8 +92,9 @@ func (p *Publisher) loop(ctx context.Context, drain bool, more <-chan struct{}) 
 		// Every delivery has finished (stop) before this runs.
 		defer func() { close(ops); <-flushed }()
 	}
-	// On a store that holds outcomes for its next write, senders hand them
-	// over and go on (see handover.go). Stopped before ops: an outcome
+	// On a store that holds outcomes for company (its next write on bbolt,
+	// a shared pipeline on Redis), senders hand them over and go on (see
+	// handover.go). Stopped before ops: an outcome
 	// whose recording failed is retried through ops.
 	var h *handover
 	if lb, ok := p.store.(dedupe.LaterClaimBatcher); ok && ops != nil {

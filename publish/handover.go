@@ -100,7 +100,7 @@ func (h *handover) done() {
 
 // flushLater records outcomes handed over, as flushOps does, but without
 // making anyone wait: up to maxLaterBatches batches are held by the store
-// at once, to be committed with its next write.
+// at once, for company (ClaimOpsLater).
 func (p *Publisher) flushLater(lb dedupe.LaterClaimBatcher, in <-chan *storeReq) {
 	sem := make(chan struct{}, maxLaterBatches)
 	var wg sync.WaitGroup
@@ -160,8 +160,8 @@ func (p *Publisher) handOver(hard context.Context, log *slog.Logger, j job, s de
 		}
 		p.recorded(log, s, res[0].Held)
 		if h.wake {
-			// The sender freed its slot before this commit, so the claim
-			// that brought about may have run first: one that left the
+			// The sender freed its slot before this outcome was recorded,
+			// so the claim that brought about may have run first: one that left the
 			// item due (edited meanwhile, given back) is found now, not
 			// at the next poll.
 			p.wake()
