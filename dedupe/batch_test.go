@@ -217,15 +217,7 @@ type settleManyStore interface {
 // committed, for more of the same.
 func checkSettleMany(t *testing.T, s settleManyStore, between func()) []dedupe.Change {
 	t.Helper()
-	var ch []dedupe.Change
-	for i := range 6 {
-		ch = append(ch, change(fmt.Sprint("item", i), "h1", dedupe.ActionPublish))
-	}
-	mustCommit(t, s, "f", ch, nil, t0)
-	claimed := mustClaim(t, s, "w", 6, t0)
-	if len(claimed) != 6 {
-		t.Fatalf("claimed %d, want 6", len(claimed))
-	}
+	ch, claimed := queueAndClaim(t, s, 6)
 	if between != nil {
 		between()
 	}

@@ -2,7 +2,6 @@ package dedupe_test
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -36,15 +35,7 @@ func TestRedisClaimOpsLater(t *testing.T) {
 			}
 		})
 	})
-	var ch []dedupe.Change
-	for i := range 10 {
-		ch = append(ch, change(fmt.Sprint("item", i), "h1", dedupe.ActionPublish))
-	}
-	mustCommit(t, s, "f", ch, nil, t0)
-	claimed := mustClaim(t, s, "w", 10, t0)
-	if len(claimed) != 10 {
-		t.Fatalf("claimed %d, want 10", len(claimed))
-	}
+	_, claimed := queueAndClaim(t, s, 10)
 	// A Redis that does not have the settle script yet loads it in round
 	// trips of its own: loaded here, before they are counted.
 	s.ClaimOps(ctx, []dedupe.ClaimOp{{Key: dedupe.Key{FeedID: "f", ExternalID: "warm"}, Owner: "w", TTL: time.Second}}, t0)

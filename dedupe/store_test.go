@@ -158,6 +158,22 @@ func mustClaim(t *testing.T, s dedupe.Store, owner string, max int, now time.Tim
 	return c
 }
 
+// queueAndClaim commits n new items item0… of feed f and claims them all
+// for owner w.
+func queueAndClaim(t *testing.T, s dedupe.Store, n int) ([]dedupe.Change, []dedupe.Claimed) {
+	t.Helper()
+	var ch []dedupe.Change
+	for i := range n {
+		ch = append(ch, change(fmt.Sprint("item", i), "h1", dedupe.ActionPublish))
+	}
+	mustCommit(t, s, "f", ch, nil, t0)
+	claimed := mustClaim(t, s, "w", n, t0)
+	if len(claimed) != n {
+		t.Fatalf("claimed %d, want %d", len(claimed), n)
+	}
+	return ch, claimed
+}
+
 func mustSettle(t *testing.T, s dedupe.Store, k dedupe.Key, owner string, st dedupe.Settlement, now time.Time) {
 	t.Helper()
 	held, err := s.Settle(context.Background(), k, owner, st, now)
