@@ -95,16 +95,16 @@ func (r *Redis) ClaimOpsLater(ctx context.Context, ops []ClaimOp, now time.Time)
 	if g.cur == w {
 		g.cur = nil
 	}
-	calls := w.calls
+	calls, nops := w.calls, w.nops
 	g.mu.Unlock()
-	r.runWindow(calls)
+	r.runWindow(calls, nops)
 	return c.res
 }
 
-// runWindow runs the calls' ops in one ClaimOps and hands each call its
+// runWindow runs the calls' ops (nops of them) in one ClaimOps and hands each call its
 // results. The pipeline runs on none of the callers' cancellation, which
 // would fail the others' ops, and until the latest of their deadlines.
-func (r *Redis) runWindow(calls []*laterCall) {
+func (r *Redis) runWindow(calls []*laterCall, nops int) {
 	defer func() {
 		// Nobody waits forever, whatever happened above.
 		for _, c := range calls {
@@ -117,7 +117,7 @@ func (r *Redis) runWindow(calls []*laterCall) {
 	ctx := context.WithoutCancel(calls[0].ctx)
 	var latest time.Time
 	bounded := true
-	var all []ClaimOp
+	all := make([]ClaimOp, 0, nops)
 	now := calls[0].now
 	for _, c := range calls {
 		all = append(all, c.ops...)
