@@ -1,7 +1,9 @@
 package acs
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -135,5 +137,41 @@ func BenchmarkDecodeRef(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestSpecial8 checks the eight-byte test against the byte-by-byte one:
+// every byte value at every position among bytes that need no look, and
+// random words.
+func TestSpecial8(t *testing.T) {
+	want := func(w uint64) bool {
+		for k := 0; k < 8; k++ {
+			if c := byte(w >> (8 * k)); c == '"' || c == '\\' || c < 0x20 {
+				return true
+			}
+		}
+		return false
+	}
+	for _, fill := range []byte{'a', ' ', 0x7f, 0x80, 0xff, '!', '#', '[', ']'} {
+		for pos := 0; pos < 8; pos++ {
+			for c := 0; c < 256; c++ {
+				var b [8]byte
+				for k := range b {
+					b[k] = fill
+				}
+				b[pos] = byte(c)
+				w := binary.LittleEndian.Uint64(b[:])
+				if special8(w) != want(w) {
+					t.Fatalf("special8(% x) = %v", b, special8(w))
+				}
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 1_000_000 {
+		w := r.Uint64()
+		if special8(w) != want(w) {
+			t.Fatalf("special8(%#x) = %v", w, special8(w))
+		}
 	}
 }
