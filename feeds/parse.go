@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -461,22 +462,45 @@ func sanitizeXML(b []byte) []byte {
 	return out
 }
 
+// needsSanitizing reports whether sanitizeXML has anything to drop. It
+// reads every feed whole, so it passes over eight bytes at a time when
+// none of them is one it must look at.
 func needsSanitizing(b []byte) bool {
-	for i, c := range b {
-		switch {
-		case c < 0x20 && c != '\t' && c != '\n' && c != '\r':
-			return true
-		case c == 0xEF && i+2 < len(b) && b[i+1] == 0xBF && (b[i+2] == 0xBE || b[i+2] == 0xBF):
-			return true
-		case c == '&' && i+1 < len(b) && b[i+1] == '#':
-			if n, ok := charRef(b[i:]); ok {
-				if r, err := refValue(b[i+2 : i+n-1]); err == nil && !xmlChar(r) {
-					return true
+	for i := 0; i < len(b); {
+		if i+8 <= len(b) && !suspect8(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+			continue
+		}
+		for end := min(i+8, len(b)); i < end; i++ {
+			switch c := b[i]; {
+			case c < 0x20 && c != '\t' && c != '\n' && c != '\r':
+				return true
+			case c == 0xEF && i+2 < len(b) && b[i+1] == 0xBF && (b[i+2] == 0xBE || b[i+2] == 0xBF):
+				return true
+			case c == '#' && i > 0 && b[i-1] == '&':
+				if n, ok := charRef(b[i-1:]); ok {
+					if r, err := refValue(b[i+1 : i+n-2]); err == nil && !xmlChar(r) {
+						return true
+					}
 				}
 			}
 		}
 	}
 	return false
+}
+
+// suspect8 reports whether any of the eight bytes in w needs a look: a
+// control character other than tab, LF and CR, 0xEF (the first byte of
+// U+FFFE and U+FFFF), or '#' (of a reference "&#"). Each byte's test is
+// exact: no carry crosses a byte.
+func suspect8(w uint64) bool {
+	const highs, lows, ones = 0x8080808080808080, 0x7f7f7f7f7f7f7f7f, 0x0101010101010101
+	// For y, (y&lows + lows) | y has the high bit of each non-zero byte.
+	t, n, r := w^ones*'\t', w^ones*'\n', w^ones*'\r'
+	e, h := w^ones*0xEF, w^ones*'#'
+	nonzero := (t&lows + lows | t) & (n&lows + lows | n) & (r&lows + lows | r)
+	below := ^(w&lows + ones*(0x80-0x20) | w)
+	return (below&nonzero|^(e&lows+lows|e)|^(h&lows+lows|h))&highs != 0
 }
 
 // charRef returns the length of the "&#...;" reference at the start of b.
