@@ -26,8 +26,9 @@ import (
 // proof: the caller reads the target's record before acting on it.
 //
 // On bbolt they are in bucket "aliases" (scope NUL fingerprint -> value and
-// expiry), with "aliasexp" (expiry ms + key) the order a bounded purge on
-// every put walks.
+// expiry), with "aliasexp" the order a bounded purge on every put walks:
+// entries keyed by the hour their aliases expire by, each listing the keys
+// of up to 128 aliases written new (bolt_alias.go).
 
 // AliasIndex keeps alias fingerprints.
 type AliasIndex interface {

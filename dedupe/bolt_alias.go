@@ -57,10 +57,6 @@ func splitAliasExp(raw []byte) (string, int64, error) {
 	return s[:i], exp, nil
 }
 
-func appendAliasExpKey(b []byte, exp int64, key []byte) []byte {
-	return append(binary.BigEndian.AppendUint64(b, uint64(exp)), key...)
-}
-
 // LookupAliases implements [AliasIndex] in one read transaction.
 func (b *Bolt) LookupAliases(ctx context.Context, fps []AliasFP, now time.Time) ([]Alias, error) {
 	out := make([]Alias, len(fps))
@@ -180,7 +176,10 @@ func (b *Bolt) putAliasesTx(tx *bolt.Tx, aliases []Alias, nowMS int64) error {
 			return err
 		}
 	}
-	return purgeAliases(w.ex, w.bk, nowMS)
+	if err := w.flushExpiry(); err != nil {
+		return err
+	}
+	return w.purge(nowMS)
 }
 
 // ReserveAliases implements [AliasIndex]. The reservations go to the
@@ -300,9 +299,12 @@ type aliasWriter struct {
 	bk, ex    *bolt.Bucket
 	look      *bolt.Cursor
 	over      *aliasOverlay
-	key, eKey []byte
+	key       []byte
 	vals      []byte
 	retention time.Duration
+	// expiring are the keys written, by the hour they expire by, for the
+	// expiry index (flushExpiry).
+	expiring map[int64][]byte
 }
 
 func (b *Bolt) aliasWriter(tx *bolt.Tx, n int) (*aliasWriter, error) {
@@ -415,38 +417,112 @@ func (w *aliasWriter) next(a Alias, raw []byte, reserve bool, nowMS int64) (held
 }
 
 // write puts val (expiring at exp) at key in the bucket over raw, the
-// value there before (nil: none), keeping the expiry index in step.
+// value there before (nil: none). A new key is noted for the expiry
+// index (flushExpiry); a key renewed keeps the entry it has, and the
+// purge, which reads each value's own expiry, notes it again then.
+// Renewals, every fetch of a feed that changed, so write no entry.
 func (w *aliasWriter) write(key, raw, val []byte, exp int64) error {
-	if raw != nil {
-		_, oldExp, err := splitAliasExp(raw)
-		if err != nil {
-			return fmt.Errorf("alias %q: %w", key, err)
-		}
-		w.eKey = appendAliasExpKey(w.eKey[:0], oldExp, key)
-		if err := w.ex.Delete(w.eKey); err != nil {
-			return err
-		}
-	}
 	if err := w.bk.Put(key, val); err != nil {
 		return err
 	}
-	w.eKey = appendAliasExpKey(w.eKey[:0], exp, key)
-	return w.ex.Put(w.eKey, nil)
-}
-
-// purgeAliases deletes a bounded number of expired aliases.
-func purgeAliases(ex, bk *bolt.Bucket, nowMS int64) error {
-	c := ex.Cursor()
-	limit := binary.BigEndian.AppendUint64(nil, uint64(nowMS))
-	n := 0
-	for k, _ := c.First(); k != nil && n < aliasPurge && bytes.Compare(k[:8], limit) <= 0; k, _ = c.First() {
-		if err := bk.Delete(k[8:]); err != nil {
-			return err
-		}
-		if err := ex.Delete(k); err != nil {
-			return err
-		}
-		n++
+	if raw == nil {
+		w.note(key, exp)
 	}
 	return nil
+}
+
+// note adds key, expiring at exp, to the expiry index's next entries.
+func (w *aliasWriter) note(key []byte, exp int64) {
+	if w.expiring == nil {
+		w.expiring = make(map[int64][]byte, 2)
+	}
+	h := expiryHour(exp)
+	w.expiring[h] = append(binary.AppendUvarint(w.expiring[h], uint64(len(key))), key...)
+}
+
+// The expiry index ("aliasexp") holds entries "expiry ms|0xFF|sequence",
+// each the keys of up to expiryEntryKeys aliases that expire by then,
+// each key after its length (uvarint): one put for a fetch's aliases,
+// where an entry per alias cost a put each. Entries from before this
+// form, "expiry ms|key" with an empty value, are read too.
+const expiryEntryKeys = 128
+
+// expiryHour is the end of the hour exp falls in: the aliases of one
+// entry expire by then (a purge finds them an hour late at most, and a
+// look-up reads each value's own expiry).
+func expiryHour(exp int64) int64 {
+	const hour = int64(time.Hour / time.Millisecond)
+	return (exp/hour + 1) * hour
+}
+
+// flushExpiry writes the expiry index's entries for the keys written.
+func (w *aliasWriter) flushExpiry() error {
+	for h, list := range w.expiring {
+		for len(list) > 0 {
+			end, n := 0, 0
+			for end < len(list) && n < expiryEntryKeys {
+				l, k := binary.Uvarint(list[end:])
+				end += k + int(l)
+				n++
+			}
+			seq, err := w.ex.NextSequence()
+			if err != nil {
+				return err
+			}
+			key := binary.BigEndian.AppendUint64(append(binary.BigEndian.AppendUint64(make([]byte, 0, 17), uint64(h)), 0xFF), seq)
+			if err := w.ex.Put(key, list[:end:end]); err != nil {
+				return err
+			}
+			list = list[end:]
+		}
+	}
+	w.expiring = nil
+	return nil
+}
+
+// purgeAliases deletes a bounded number of expired aliases: those of
+// the expiry index's entries that are due, each only if its value has
+// expired. An alias renewed since it was noted is noted again, for the
+// hour its value now expires by.
+func (w *aliasWriter) purge(nowMS int64) error {
+	c := w.ex.Cursor()
+	limit := binary.BigEndian.AppendUint64(nil, uint64(nowMS))
+	n := 0
+	for k, v := c.First(); k != nil && n < aliasPurge && bytes.Compare(k[:8], limit) <= 0; k, v = c.First() {
+		if len(v) == 0 {
+			// An entry of the form before batches: one key.
+			if err := w.purgeAlias(k[8:], nowMS); err != nil {
+				return err
+			}
+			n++
+		}
+		for rest := v; len(rest) > 0; n++ {
+			l, m := binary.Uvarint(rest)
+			if m <= 0 || uint64(len(rest)-m) < l {
+				return fmt.Errorf("alias expiry entry %x: malformed", k)
+			}
+			if err := w.purgeAlias(rest[m:m+int(l)], nowMS); err != nil {
+				return err
+			}
+			rest = rest[m+int(l):]
+		}
+		if err := c.Delete(); err != nil {
+			return err
+		}
+	}
+	return w.flushExpiry()
+}
+
+// purgeAlias deletes the alias at key if it has expired (or cannot be
+// read), and notes it again if it was renewed.
+func (w *aliasWriter) purgeAlias(key []byte, nowMS int64) error {
+	v := w.bk.Get(key)
+	if v == nil {
+		return nil
+	}
+	if _, exp, err := splitAliasExp(v); err == nil && exp > nowMS {
+		w.note(key, exp)
+		return nil
+	}
+	return w.bk.Delete(key)
 }

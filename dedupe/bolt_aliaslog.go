@@ -317,6 +317,9 @@ func (b *Bolt) mergeTx(tx *bolt.Tx, aliases map[string]overlayAlias, upTo uint64
 			return err
 		}
 	}
+	if err := w.flushExpiry(); err != nil {
+		return err
+	}
 	lb := tx.Bucket(bAliasLog)
 	if lb == nil {
 		return nil

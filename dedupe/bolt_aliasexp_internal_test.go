@@ -1,0 +1,144 @@
+package dedupe
+
+import (
+	"encoding/binary"
+	"fmt"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// aliasState reads the aliases bucket (key → expiry ms) and the keys the
+// expiry index notes, counted by key.
+func aliasState(t *testing.T, b *Bolt) (aliases map[string]int64, noted map[string]int, entries int) {
+	t.Helper()
+	aliases, noted = map[string]int64{}, map[string]int{}
+	err := b.db.View(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bAliases).ForEach(func(k, v []byte) error {
+			_, exp, err := splitAliasExp(v)
+			aliases[string(k)] = exp
+			return err
+		}); err != nil {
+			return err
+		}
+		return tx.Bucket(bAliasExp).ForEach(func(k, v []byte) error {
+			entries++
+			if len(v) == 0 {
+				noted[string(k[8:])]++
+			}
+			for len(v) > 0 {
+				l, m := binary.Uvarint(v)
+				noted[string(v[m:m+int(l)])]++
+				v = v[m+int(l):]
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return aliases, noted, entries
+}
+
+func ownAlias(feed, fp, ext string, ttl time.Duration) Alias {
+	return Alias{AliasFP: AliasFP{FeedID: feed, FP: fp}, Target: Key{feed, ext}, Type: "story", TTL: ttl}
+}
+
+// TestBoltAliasPurge: the purge deletes the aliases whose own expiry has
+// passed and keeps those renewed since they were noted, noting them again;
+// renewals write no entries (a feed that changes renews its aliases at
+// every fetch), so the index notes each alias about once however often
+// it is renewed; entries of the form before batches are purged alike.
+func TestBoltAliasPurge(t *testing.T) {
+	b, _ := openFileBolt(t)
+	ctx := t.Context()
+	t0 := time.UnixMilli(1_700_000_000_000)
+	const ttl = 2 * time.Hour
+
+	// 300 aliases (more than one entry holds) put at t0; the first 100
+	// renewed every minute for an hour and a half.
+	var all []Alias
+	for i := range 300 {
+		all = append(all, ownAlias("f1", fmt.Sprintf("u:%03d", i), fmt.Sprintf("e%d", i), ttl))
+	}
+	if err := b.PutAliases(ctx, all, t0); err != nil {
+		t.Fatal(err)
+	}
+	for m := 1; m <= 90; m++ {
+		if err := b.PutAliases(ctx, all[:100], t0.Add(time.Duration(m)*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Two aliases with entries of the older form, one per alias: one
+	// expired by then, one renewed.
+	old := func(fp string, exp int64) {
+		key := boltAliasKey(AliasFP{FeedID: "f2", FP: fp})
+		err := b.db.Update(func(tx *bolt.Tx) error {
+			if err := tx.Bucket(bAliases).Put(key, fmt.Appendf(nil, "f2/x|story||%d", exp)); err != nil {
+				return err
+			}
+			return tx.Bucket(bAliasExp).Put(append(binary.BigEndian.AppendUint64(nil, uint64(t0.UnixMilli()+time.Hour.Milliseconds())), key...), nil)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	old("u:old-expired", t0.UnixMilli()+time.Hour.Milliseconds())
+	old("u:old-renewed", t0.Add(10*time.Hour).UnixMilli())
+
+	aliases, noted, _ := aliasState(t, b)
+	if len(aliases) != 302 {
+		t.Fatalf("%d aliases stored, want 302", len(aliases))
+	}
+	for k := range aliases {
+		if noted[k] != 1 {
+			t.Errorf("alias %q noted %d times before the purge, want once (renewals write no entry)", k, noted[k])
+		}
+	}
+
+	// Past the first 200's expiry (t0+2h, rounded up to the hour), before
+	// the renewed ones' (t0+1.5h+2h): each put purges a bounded number.
+	at := t0.Add(3*time.Hour + 10*time.Minute)
+	for range 3 {
+		if err := b.PutAliases(ctx, []Alias{ownAlias("f3", "u:late", "e", ttl)}, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	aliases, noted, _ = aliasState(t, b)
+	for i, a := range all {
+		key := string(boltAliasKey(a.AliasFP))
+		_, kept := aliases[key]
+		if renewed := i < 100; kept != renewed {
+			t.Errorf("alias %d kept %v after the purge, want %v", i, kept, renewed)
+		}
+		if kept && noted[key] != 1 {
+			t.Errorf("renewed alias %d noted %d times, want once", i, noted[key])
+		}
+	}
+	if _, ok := aliases[string(boltAliasKey(AliasFP{FeedID: "f2", FP: "u:old-expired"}))]; ok {
+		t.Error("expired alias with an entry of the older form kept")
+	}
+	if k := string(boltAliasKey(AliasFP{FeedID: "f2", FP: "u:old-renewed"})); noted[k] != 1 {
+		t.Errorf("renewed alias with an entry of the older form: stored %v, noted %d times, want kept and noted once", aliases[k] != 0, noted[k])
+	}
+	found, err := b.LookupAliases(ctx, []AliasFP{all[0].AliasFP, all[200].AliasFP}, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !found[0].Found || found[1].Found {
+		t.Errorf("look-ups after the purge: renewed %v, expired %v; want true, false", found[0].Found, found[1].Found)
+	}
+
+	// Later still, everything has expired: the next puts purge the rest.
+	late := t0.Add(20 * time.Hour)
+	for range 3 {
+		if err := b.PutAliases(ctx, []Alias{ownAlias("f4", "u:last", "e", ttl)}, late); err != nil {
+			t.Fatal(err)
+		}
+	}
+	aliases, _, entries := aliasState(t, b)
+	if len(aliases) != 1 || entries != 1 {
+		t.Errorf("after everything expired: %d aliases and %d index entries left, want 1 and 1 (the last put's)", len(aliases), entries)
+	}
+}
