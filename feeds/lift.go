@@ -416,8 +416,20 @@ func parseLifted(doc []byte, p *gofeed.Parser) (feed *gofeed.Feed) {
 
 // holdsLiftMark reports whether doc holds U+E000, the markers' first rune,
 // as it is or as a character reference gofeed would decode to it.
+// Each search starts at a byte rare in feeds (bytes.Index stops at every
+// occurrence of the first byte: searching "e000;" stopped at every "e").
 func holdsLiftMark(doc []byte) bool {
-	return bytes.Contains(doc, []byte(liftMark)) ||
-		bytes.Contains(doc, []byte("e000;")) || bytes.Contains(doc, []byte("E000;")) ||
-		bytes.Contains(doc, []byte("57344;"))
+	if bytes.Contains(doc, []byte(liftMark)) || bytes.Contains(doc, []byte("57344;")) {
+		return true
+	}
+	for rest := doc; ; {
+		i := bytes.Index(rest, []byte("000;"))
+		if i < 0 {
+			return false
+		}
+		if i > 0 && rest[i-1]|0x20 == 'e' { // "e000;" or "E000;"
+			return true
+		}
+		rest = rest[i+4:]
+	}
 }

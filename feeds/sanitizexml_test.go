@@ -66,3 +66,25 @@ func BenchmarkNeedsSanitizing(b *testing.B) {
 		}
 	}
 }
+
+// TestHoldsLiftMark compares holdsLiftMark with the four searches it
+// stands for, on random documents made of pieces near the forms it finds.
+func TestHoldsLiftMark(t *testing.T) {
+	want := func(doc []byte) bool {
+		return bytes.Contains(doc, []byte(liftMark)) ||
+			bytes.Contains(doc, []byte("e000;")) || bytes.Contains(doc, []byte("E000;")) ||
+			bytes.Contains(doc, []byte("57344;"))
+	}
+	pieces := []string{"<p>text</p>", "e", "E", "0", "00", "000", "000;", ";", "&#x", "&#", "e000", "E000", "e00",
+		"57344", "57344;", "7344;", "5", liftMark, liftMark[:1], liftMark[:2], "\xee", "\x80", "f000;", "&#xe000;", "&#57344;"}
+	r := rand.New(rand.NewPCG(9, 10))
+	for n := 0; n < 200_000; n++ {
+		var doc []byte
+		for k := r.IntN(10); k >= 0; k-- {
+			doc = append(doc, pieces[r.IntN(len(pieces))]...)
+		}
+		if got := holdsLiftMark(doc); got != want(doc) {
+			t.Fatalf("holdsLiftMark(%q) = %v, want %v", doc, got, !got)
+		}
+	}
+}
