@@ -2,9 +2,11 @@ package dedupe
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -156,13 +158,40 @@ func aliasBuckets(tx *bolt.Tx) (bk, ex *bolt.Bucket, err error) {
 // aliasOrder is the order to put aliases in: their keys' (see keyOrder).
 // A first sight of a 100,000-item feed puts or reserves as many, and out
 // of order that was quadratic. The sort is stable, so of two aliases on
-// one key the first given still goes first.
+// one key the first given still goes first. Keys are compared as
+// appendBoltAliasKey writes them, without writing them.
 func aliasOrder(aliases []Alias) []int {
-	keys := make([]string, len(aliases))
-	for i, a := range aliases {
-		keys[i] = string(boltAliasKey(a.AliasFP))
+	idx := make([]int, len(aliases))
+	for i := range idx {
+		idx[i] = i
 	}
-	return keyOrder(len(aliases), func(i int) string { return keys[i] })
+	slices.SortStableFunc(idx, func(i, j int) int { return compareAliasKeys(aliases[i].AliasFP, aliases[j].AliasFP) })
+	return idx
+}
+
+// compareAliasKeys compares the keys appendBoltAliasKey makes of a and b,
+// "feed NUL fingerprint", as bytes.Compare would.
+func compareAliasKeys(a, b AliasFP) int {
+	if a.FeedID == b.FeedID {
+		return strings.Compare(a.FP, b.FP)
+	}
+	// The keys differ within the shorter feed id and its NUL: at the
+	// first byte where the ids differ, or, where one id is a prefix of
+	// the other, at the NUL against the longer id's next byte.
+	n := min(len(a.FeedID), len(b.FeedID))
+	if c := strings.Compare(a.FeedID[:n], b.FeedID[:n]); c != 0 {
+		return c
+	}
+	if len(a.FeedID) < len(b.FeedID) {
+		if c := cmp.Compare(0, b.FeedID[n]); c != 0 {
+			return c
+		}
+	} else if c := cmp.Compare(a.FeedID[n], 0); c != 0 {
+		return c
+	}
+	// A NUL in the longer id, against the shorter one's: the keys
+	// themselves tell.
+	return bytes.Compare(boltAliasKey(a), boltAliasKey(b))
 }
 
 // putAliasesTx is PutAliases (aliases checked) inside a write transaction.

@@ -1,6 +1,7 @@
 package dedupe
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"testing"
@@ -140,5 +141,26 @@ func TestBoltAliasPurge(t *testing.T) {
 	aliases, _, entries := aliasState(t, b)
 	if len(aliases) != 1 || entries != 1 {
 		t.Errorf("after everything expired: %d aliases and %d index entries left, want 1 and 1 (the last put's)", len(aliases), entries)
+	}
+}
+
+// TestCompareAliasKeys checks the comparison of alias keys against
+// bytes.Compare of the keys themselves, on feed ids that are prefixes of
+// one another, hold NUL or high bytes, and the empty scope (across feeds).
+func TestCompareAliasKeys(t *testing.T) {
+	feeds := []string{"", "a", "ab", "a\x00", "a\x00b", "b", "\xff", "a\xff", "feed-1", "feed-10", "feed-1\x01"}
+	fps := []string{"u:1", "u:10", "t:1", "\x01", "\xff", "a"}
+	var all []AliasFP
+	for _, f := range feeds {
+		for _, fp := range fps {
+			all = append(all, AliasFP{FeedID: f, FP: fp})
+		}
+	}
+	for _, a := range all {
+		for _, b := range all {
+			if got, want := compareAliasKeys(a, b), bytes.Compare(boltAliasKey(a), boltAliasKey(b)); got != want {
+				t.Errorf("compareAliasKeys(%q, %q) = %d, want %d", a, b, got, want)
+			}
+		}
 	}
 }
