@@ -469,12 +469,17 @@ func (w *aliasWriter) note(key []byte, exp int64) {
 	w.expiring[h] = append(binary.AppendUvarint(w.expiring[h], uint64(len(key))), key...)
 }
 
-// The expiry index ("aliasexp") holds entries "expiry ms|0xFF|sequence",
-// each the keys of up to expiryEntryKeys aliases that expire by then,
-// each key after its length (uvarint): one put for a fetch's aliases,
-// where an entry per alias cost a put each. Entries from before this
-// form, "expiry ms|key" with an empty value, are read too.
-const expiryEntryKeys = 128
+// The expiry index ("aliasexp") holds entries "hour|0xFF|sequence" (the
+// hour's end in ms, 8 bytes big-endian; the sequence 8 more), each the
+// keys of aliases that expire by then, each key after its length
+// (uvarint), up to expiryEntryKeys keys or expiryEntryBytes bytes (a
+// value that fits a page): a few puts for a fetch's aliases, where an
+// entry per alias cost a put each. Entries from before this form,
+// "expiry ms|key" with an empty value, are read too.
+const (
+	expiryEntryKeys  = 128
+	expiryEntryBytes = 3500
+)
 
 // expiryHour is the end of the hour exp falls in: the aliases of one
 // entry expire by then (a purge finds them an hour late at most, and a
@@ -491,6 +496,9 @@ func (w *aliasWriter) flushExpiry() error {
 			end, n := 0, 0
 			for end < len(list) && n < expiryEntryKeys {
 				l, k := binary.Uvarint(list[end:])
+				if n > 0 && end+k+int(l) > expiryEntryBytes {
+					break
+				}
 				end += k + int(l)
 				n++
 			}
@@ -509,26 +517,31 @@ func (w *aliasWriter) flushExpiry() error {
 	return nil
 }
 
-// purgeAliases deletes a bounded number of expired aliases: those of
-// the expiry index's entries that are due, each only if its value has
-// expired. An alias renewed since it was noted is noted again, for the
-// hour its value now expires by.
+// purge deletes the aliases listed by the expiry index's entries that are
+// due (a bounded number of them), each only if its value has expired. An
+// alias renewed since it was noted is noted again, for the hour its value
+// now expires by. The index is a hint (look-ups read each value's own
+// expiry): an entry that cannot be read is deleted, with what it lists
+// left in the bucket, rather than failing every write with aliases.
 func (w *aliasWriter) purge(nowMS int64) error {
 	c := w.ex.Cursor()
 	limit := binary.BigEndian.AppendUint64(nil, uint64(nowMS))
 	n := 0
-	for k, v := c.First(); k != nil && n < aliasPurge && bytes.Compare(k[:8], limit) <= 0; k, v = c.First() {
-		if len(v) == 0 {
+	for k, v := c.First(); k != nil && n < aliasPurge && (len(k) < 8 || bytes.Compare(k[:8], limit) <= 0); k, v = c.First() {
+		switch {
+		case len(k) < 8:
+			// Not an entry either form writes: dropped.
+		case len(v) == 0:
 			// An entry of the form before batches: one key.
 			if err := w.purgeAlias(k[8:], nowMS); err != nil {
 				return err
 			}
 			n++
 		}
-		for rest := v; len(rest) > 0; n++ {
+		for rest := v; len(k) >= 8 && len(rest) > 0; n++ {
 			l, m := binary.Uvarint(rest)
 			if m <= 0 || uint64(len(rest)-m) < l {
-				return fmt.Errorf("alias expiry entry %x: malformed", k)
+				break // malformed: the entry is dropped below
 			}
 			if err := w.purgeAlias(rest[m:m+int(l)], nowMS); err != nil {
 				return err

@@ -3,6 +3,7 @@ package dedupe
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -162,5 +163,68 @@ func TestCompareAliasKeys(t *testing.T) {
 				t.Errorf("compareAliasKeys(%q, %q) = %d, want %d", a, b, got, want)
 			}
 		}
+	}
+}
+
+// TestBoltAliasExpiryNotedByMerges: aliases across feeds reach the bucket
+// only by a merge of the overlay (when enough wait, and at open, replaying
+// what a crash left in the log); each is noted in the expiry index once,
+// and renewed ones are not noted again.
+func TestBoltAliasExpiryNotedByMerges(t *testing.T) {
+	b, path := openFileBolt(t)
+	b.mergeAt = 8
+	ctx, now := t.Context(), time.UnixMilli(1_700_000_000_000)
+	reserve := func(b *Bolt, from, to int, at time.Time) {
+		t.Helper()
+		var as []Alias
+		for i := from; i < to; i++ {
+			as = append(as, acrossAlias(fmt.Sprintf("u:%03d", i), "f1", fmt.Sprintf("e%d", i)))
+		}
+		if _, err := b.ReserveAliases(ctx, as, at); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.PutAliases(ctx, as, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 40; i += 5 {
+		reserve(b, i, i+5, now.Add(time.Duration(i)*time.Minute))
+	}
+	reserve(b, 0, 10, now.Add(time.Hour)) // renewals, merged too
+	b = commitCrashReopen(t, b, path)     // what waits is replayed at open
+	aliases, noted, _ := aliasState(t, b)
+	if len(aliases) != 40 {
+		t.Fatalf("%d aliases in the bucket after the merges and the replay, want 40", len(aliases))
+	}
+	for k := range aliases {
+		if noted[k] != 1 {
+			t.Errorf("alias %q noted %d times, want once", k, noted[k])
+		}
+	}
+}
+
+// TestBoltAliasPurgeSkipsBadEntries: an entry of the expiry index that
+// cannot be read (a length past its end, a key too short to hold an
+// hour) is dropped by the purge; the write carrying aliases goes on.
+func TestBoltAliasPurgeSkipsBadEntries(t *testing.T) {
+	b, _ := openFileBolt(t)
+	ctx, now := t.Context(), time.UnixMilli(1_700_000_000_000)
+	err := b.db.Update(func(tx *bolt.Tx) error {
+		ex, err := tx.CreateBucketIfNotExists(bAliasExp)
+		if err != nil {
+			return err
+		}
+		bad := append(binary.BigEndian.AppendUint64(nil, uint64(now.UnixMilli()-1)), 0xFF, 0, 0, 0, 0, 0, 0, 0, 1)
+		return errors.Join(ex.Put(bad, []byte{5, 'a'}), ex.Put([]byte{0}, []byte{1, 'a'}))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.PutAliases(ctx, []Alias{ownAlias("f1", "u:1", "e", time.Hour)}, now); err != nil {
+		t.Fatalf("put with unreadable expiry entries waiting: %v", err)
+	}
+	aliases, _, entries := aliasState(t, b)
+	if len(aliases) != 1 || entries != 1 {
+		t.Errorf("%d aliases and %d index entries, want 1 and 1 (the unreadable entries dropped)", len(aliases), entries)
 	}
 }
