@@ -43,6 +43,21 @@ func aliasState(t *testing.T, b *Bolt) (aliases map[string]int64, noted map[stri
 	return aliases, noted, entries
 }
 
+// checkNotedOnce fails unless the bucket holds want aliases, each noted
+// once in the expiry index.
+func checkNotedOnce(t *testing.T, b *Bolt, want int, when string) {
+	t.Helper()
+	aliases, noted, _ := aliasState(t, b)
+	if len(aliases) != want {
+		t.Fatalf("%d aliases stored %s, want %d", len(aliases), when, want)
+	}
+	for k := range aliases {
+		if noted[k] != 1 {
+			t.Errorf("alias %q noted %d times %s, want once", k, noted[k], when)
+		}
+	}
+}
+
 func ownAlias(feed, fp, ext string, ttl time.Duration) Alias {
 	return Alias{AliasFP: AliasFP{FeedID: feed, FP: fp}, Target: Key{feed, ext}, Type: "story", TTL: ttl}
 }
@@ -89,15 +104,7 @@ func TestBoltAliasPurge(t *testing.T) {
 	old("u:old-expired", t0.UnixMilli()+time.Hour.Milliseconds())
 	old("u:old-renewed", t0.Add(10*time.Hour).UnixMilli())
 
-	aliases, noted, _ := aliasState(t, b)
-	if len(aliases) != 302 {
-		t.Fatalf("%d aliases stored, want 302", len(aliases))
-	}
-	for k := range aliases {
-		if noted[k] != 1 {
-			t.Errorf("alias %q noted %d times before the purge, want once (renewals write no entry)", k, noted[k])
-		}
-	}
+	checkNotedOnce(t, b, 302, "before the purge (renewals write no entry)")
 
 	// Past the first 200's expiry (t0+2h, rounded up to the hour), before
 	// the renewed ones' (t0+1.5h+2h): each put purges a bounded number.
@@ -107,7 +114,7 @@ func TestBoltAliasPurge(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	aliases, noted, _ = aliasState(t, b)
+	aliases, noted, _ := aliasState(t, b)
 	for i, a := range all {
 		key := string(boltAliasKey(a.AliasFP))
 		_, kept := aliases[key]
@@ -192,15 +199,7 @@ func TestBoltAliasExpiryNotedByMerges(t *testing.T) {
 	}
 	reserve(b, 0, 10, now.Add(time.Hour)) // renewals, merged too
 	b = commitCrashReopen(t, b, path)     // what waits is replayed at open
-	aliases, noted, _ := aliasState(t, b)
-	if len(aliases) != 40 {
-		t.Fatalf("%d aliases in the bucket after the merges and the replay, want 40", len(aliases))
-	}
-	for k := range aliases {
-		if noted[k] != 1 {
-			t.Errorf("alias %q noted %d times, want once", k, noted[k])
-		}
-	}
+	checkNotedOnce(t, b, 40, "after the merges and the replay")
 }
 
 // TestBoltAliasPurgeSkipsBadEntries: an entry of the expiry index that
