@@ -216,22 +216,25 @@ func (b *Bolt) Close() error {
 }
 
 func (b *Bolt) update(ctx context.Context, op string, fn func(tx *bolt.Tx) error) error {
-	return b.groupWrite(ctx, op, fn, b.group.write)
+	return b.groupWrite(ctx, op, fn, false)
 }
 
 // updateLater is update for a write that may wait for company
 // (groupCommitter.writeLater).
 func (b *Bolt) updateLater(ctx context.Context, op string, fn func(tx *bolt.Tx) error) error {
-	return b.groupWrite(ctx, op, fn, b.group.writeLater)
+	return b.groupWrite(ctx, op, fn, true)
 }
 
-func (b *Bolt) groupWrite(ctx context.Context, op string, fn func(tx *bolt.Tx) error, write func(func(tx *bolt.Tx) error) error) error {
+// groupWrite returns when the write is durable, or at once when ctx ends
+// (groupCommitter.writeCtx). Its fn sets the caller's results, which the
+// caller reads only after a nil error.
+func (b *Bolt) groupWrite(ctx context.Context, op string, fn func(tx *bolt.Tx) error, later bool) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("bolt %s: %w", op, err)
 	}
 	// Every write is group-committed (see bolt_group.go): fn may run
 	// twice and must set its results afresh.
-	if err := b.bounded(ctx, 0, func() error { return write(fn) }); err != nil {
+	if err := b.group.writeCtx(ctx, fn, later); err != nil {
 		return fmt.Errorf("bolt %s: %w", op, keepErrno(err))
 	}
 	return nil

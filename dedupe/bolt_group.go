@@ -1,6 +1,7 @@
 package dedupe
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -75,11 +76,9 @@ func startGroupCommitter(db *bolt.DB, linger time.Duration, onHold func(), hooks
 }
 
 // write runs fn in a write transaction, shared with other writes waiting
-// at the same time, and returns once the transaction is durable. It waits
-// for the commit even if the caller's context ends meanwhile: a write
-// handed over may be applied, and its caller must know whether it was.
+// at the same time, and returns once the transaction is durable.
 func (g *groupCommitter) write(fn func(tx *bolt.Tx) error) error {
-	return g.submit(&groupWrite{fn: fn, done: make(chan struct{})})
+	return g.writeCtx(context.Background(), fn, false)
 }
 
 // writeLater is write for a write nobody waits on to go on (an outcome
@@ -88,17 +87,34 @@ func (g *groupCommitter) write(fn func(tx *bolt.Tx) error) error {
 // rather than paying a commit and its fsyncs of its own. It still
 // returns only once durable.
 func (g *groupCommitter) writeLater(fn func(tx *bolt.Tx) error) error {
-	return g.submit(&groupWrite{fn: fn, done: make(chan struct{}), later: true})
+	return g.writeCtx(context.Background(), fn, true)
 }
 
-func (g *groupCommitter) submit(w *groupWrite) error {
+// writeCtx is write (writeLater with later) for a caller that stops
+// waiting when ctx ends, with ctx's error: a write not yet taken is then
+// never run, and one taken runs on and may commit (a caller treats such
+// an error as "maybe applied"). The caller's goroutine waits itself, with
+// no goroutine started per write to wait in its place.
+func (g *groupCommitter) writeCtx(ctx context.Context, fn func(tx *bolt.Tx) error, later bool) error {
+	w := &groupWrite{fn: fn, done: make(chan struct{}), later: later}
 	select {
 	case g.in <- w:
 	case <-g.stopped:
 		return errClosed
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	<-w.done
-	return w.err
+	select {
+	case <-w.done:
+		return w.err
+	case <-ctx.Done():
+		select {
+		case <-w.done: // ended as ctx did: its outcome is known
+			return w.err
+		default:
+			return ctx.Err()
+		}
+	}
 }
 
 // close stops the committer after the group in progress.

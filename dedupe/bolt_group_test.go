@@ -1,6 +1,7 @@
 package dedupe
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -145,5 +146,64 @@ func TestWriteLater(t *testing.T) {
 	}
 	if err := g.writeLater(put("after", new(int))); !errors.Is(err, errClosed) {
 		t.Errorf("write after close: %v, want errClosed", err)
+	}
+}
+
+// TestGroupWriteGivenUp: a caller whose context ends stops waiting at once.
+// A write not yet taken (the committer busy with another) is then never
+// run; one already taken runs on and commits.
+func TestGroupWriteGivenUp(t *testing.T) {
+	b, err := OpenBolt(filepath.Join(t.TempDir(), "store.db"), BoltOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	put := func(key string, started chan<- struct{}, release <-chan struct{}) func(tx *bolt.Tx) error {
+		return func(tx *bolt.Tx) error {
+			if started != nil {
+				close(started)
+				<-release
+			}
+			return tx.Bucket(bLeases).Put([]byte(key), []byte("v"))
+		}
+	}
+	stored := func(key string) bool {
+		var ok bool
+		if err := b.db.View(func(tx *bolt.Tx) error { ok = tx.Bucket(bLeases).Get([]byte(key)) != nil; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+
+	// The committer is held inside a write ("taken") whose caller gives up.
+	started, release := make(chan struct{}), make(chan struct{})
+	takenCtx, giveUpTaken := context.WithCancel(t.Context())
+	takenDone := make(chan error, 1)
+	go func() { takenDone <- b.update(takenCtx, "taken", put("taken", started, release)) }()
+	<-started
+	giveUpTaken()
+	if err := <-takenDone; !errors.Is(err, context.Canceled) {
+		t.Fatalf("taken write given up: %v, want context.Canceled at once", err)
+	}
+
+	// Meanwhile another write waits to be taken; its caller gives up too.
+	waitCtx, giveUpWaiting := context.WithCancel(t.Context())
+	waitDone := make(chan error, 1)
+	go func() { waitDone <- b.update(waitCtx, "waiting", put("waiting", nil, nil)) }()
+	giveUpWaiting()
+	if err := <-waitDone; !errors.Is(err, context.Canceled) {
+		t.Fatalf("waiting write given up: %v, want context.Canceled at once", err)
+	}
+
+	close(release)
+	// A write after both is committed after the taken one.
+	if err := b.update(t.Context(), "after", put("after", nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if !stored("taken") || !stored("after") {
+		t.Errorf("taken write stored %v, later write %v; want both", stored("taken"), stored("after"))
+	}
+	if stored("waiting") {
+		t.Error("a write given up before it was taken was run")
 	}
 }
