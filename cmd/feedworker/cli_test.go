@@ -208,7 +208,7 @@ func TestSandboxCommandKeepsDataAcrossRestarts(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() {
-			var out bytes.Buffer
+			var out syncBuffer
 			done <- cmdSandbox(ctx, []string{"--addr", addr, "--data", data, "--log-level", "error"}, &out, &out)
 		}()
 		deadline := time.Now().Add(5 * time.Second)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -96,7 +95,7 @@ func TestSandboxLogsListeningOnce(t *testing.T) {
 	t.Parallel()
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(t.Context())
-	var logs bytes.Buffer
+	var logs syncBuffer
 	done := make(chan error, 1)
 	go func() { done <- cmdSandbox(ctx, []string{"--addr", addr}, &logs, &logs) }()
 	deadline := time.Now().Add(30 * time.Second)

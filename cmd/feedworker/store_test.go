@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -142,7 +141,7 @@ feeds:
 
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	var logs bytes.Buffer // read only after done
+	var logs syncBuffer
 	go func() { done <- cmdRun(ctx, []string{"--config", cfg, "--log-level", "error"}, &logs, &logs) }()
 	stopped := false
 	stop := func() {
