@@ -448,8 +448,9 @@ func (w *aliasWriter) next(a Alias, raw []byte, reserve bool, nowMS int64) (held
 // write puts val (expiring at exp) at key in the bucket over raw, the
 // value there before (nil: none). A new key is noted for the expiry
 // index (flushExpiry); a key renewed keeps the entry it has, and the
-// purge, which reads each value's own expiry, notes it again then.
-// Renewals, every fetch of a feed that changed, so write no entry.
+// purge, which reads each value's own expiry, notes it again then. So
+// renewals (every fetch of a feed that changed renews its aliases) write
+// no entry.
 func (w *aliasWriter) write(key, raw, val []byte, exp int64) error {
 	if err := w.bk.Put(key, val); err != nil {
 		return err
