@@ -1,7 +1,6 @@
 package config
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,11 +9,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/feedworker/feedworker/internal/syncbuf"
 )
 
 // waitLimit bounds every wait for the watcher; it is generous because a
@@ -46,30 +46,12 @@ func writeFile(t *testing.T, path, content string) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the watcher's goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // watched is a running Watcher and what it reported.
 type watched struct {
 	w        *Watcher
 	changes  chan *Config
 	invalids chan error
-	logs     *syncBuffer
+	logs     *syncbuf.Buffer
 }
 
 // startWatcher loads path, starts a Watcher on it and stops it at the end
@@ -80,7 +62,7 @@ func startWatcher(t *testing.T, path string, debounce time.Duration) *watched {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wd := &watched{changes: make(chan *Config, 16), invalids: make(chan error, 16), logs: &syncBuffer{}}
+	wd := &watched{changes: make(chan *Config, 16), invalids: make(chan error, 16), logs: &syncbuf.Buffer{}}
 	wd.w, err = NewWatcher(cfg, WatchOptions{
 		Loader:    testLoader(nil),
 		Logger:    slog.New(slog.NewTextHandler(wd.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -290,7 +272,7 @@ func TestWatcherReloadSteps(t *testing.T) {
 	}
 	var changes []*Config
 	var invalid []error
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	w, err := NewWatcher(cfg, WatchOptions{
 		Loader:    testLoader(nil),
 		Logger:    slog.New(slog.NewTextHandler(&logs, nil)),

@@ -15,10 +15,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedworker/feedworker/config"
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/feedworker/feedworker/config"
+	"github.com/feedworker/feedworker/internal/syncbuf"
 )
 
 // testHandler is an in-memory stand-in for the worker: Handle "stores" the
@@ -114,27 +116,10 @@ func etagFeed(w http.ResponseWriter, r *http.Request, _ int) {
 	serveFeed(w, testRSS)
 }
 
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 type testPoller struct {
 	*Poller
 	reg  *prometheus.Registry
-	logs *logBuffer
+	logs *syncbuf.Buffer
 }
 
 func newTestPoller(t *testing.T, h config.HTTP, handler Handler, owner Owner) *testPoller {
@@ -146,7 +131,7 @@ func newTestPoller(t *testing.T, h config.HTTP, handler Handler, owner Owner) *t
 		h.Timeout = config.Duration(5 * time.Second)
 	}
 	reg := prometheus.NewPedanticRegistry()
-	logs := &logBuffer{}
+	logs := &syncbuf.Buffer{}
 	p, err := NewPoller(PollerOptions{
 		HTTP:       h,
 		Handler:    handler,

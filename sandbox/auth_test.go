@@ -12,6 +12,8 @@ import (
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/feedworker/feedworker/internal/syncbuf"
 )
 
 func TestTokenEndpoint(t *testing.T) {
@@ -193,7 +195,7 @@ func TestOAuth2Library(t *testing.T) {
 // token and the secret in the log.
 func TestTokenNotLogged(t *testing.T) {
 	t.Parallel()
-	var buf syncBuffer
+	var buf syncbuf.Buffer
 	f := newFixture(t, Options{ClientSecret: "very-secret-value", Logger: newJSONLogger(&buf)})
 	f.seed()
 	f.must(200, "GET", "/v3/content", nil)

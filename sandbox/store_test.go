@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/feedworker/feedworker/internal/syncbuf"
 )
 
 // running is a sandbox served on a real listener.
@@ -237,7 +239,7 @@ func TestDataFile(t *testing.T) {
 		if err := os.Mkdir(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		var logs syncBuffer
+		var logs syncbuf.Buffer
 		f := newFixture(t, Options{DataFile: filepath.Join(dir, "s.json"), Logger: newJSONLogger(&logs)})
 		if err := os.RemoveAll(dir); err != nil {
 			t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/feedworker/feedworker/internal/syncbuf"
 )
 
 // TestFeedWarningLoggedOnceAndShown: a feed that gives one GUID to two
@@ -28,7 +30,7 @@ func TestFeedWarningLoggedOnceAndShown(t *testing.T) {
 	cfg := e.config(t, testSecret, "")
 	cfg.Feeds[0].URL = feed.URL + "/guid"
 
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	w := newWorker(t, cfg, Options{Logger: log})
 	for range 3 {

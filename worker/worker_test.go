@@ -24,6 +24,7 @@ import (
 	"github.com/feedworker/feedworker/config"
 	"github.com/feedworker/feedworker/feeds"
 	"github.com/feedworker/feedworker/internal/feedfarm"
+	"github.com/feedworker/feedworker/internal/syncbuf"
 	"github.com/feedworker/feedworker/sandbox"
 )
 
@@ -90,24 +91,6 @@ feeds:
 		t.Fatalf("config: %v", err)
 	}
 	return cfg
-}
-
-// syncBuffer is a log sink safe for the worker's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func newWorker(t *testing.T, cfg *config.Config, o Options) *Worker {
@@ -403,7 +386,7 @@ func TestStatusPageAndJSON(t *testing.T) {
 
 func TestSecretsNeverLogged(t *testing.T) {
 	e := newEnv(t, 1, 2)
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	// A wrong secret makes the token fetch fail, so errors about the API are
 	// logged; the secret must appear in none of them.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/feedworker/feedworker/acs"
 	"github.com/feedworker/feedworker/internal/feedfarm"
+	"github.com/feedworker/feedworker/internal/syncbuf"
 	"github.com/feedworker/feedworker/sandbox"
 )
 
@@ -208,7 +209,7 @@ func TestSandboxCommandKeepsDataAcrossRestarts(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() {
-			var out syncBuffer
+			var out syncbuf.Buffer
 			done <- cmdSandbox(ctx, []string{"--addr", addr, "--data", data, "--log-level", "error"}, &out, &out)
 		}()
 		deadline := time.Now().Add(5 * time.Second)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	crand "crypto/rand"
 	"encoding/hex"
@@ -371,26 +370,6 @@ func TestThreeReplicas(t *testing.T) {
 	if polled < 2 {
 		t.Errorf("only %d of 3 replicas polled any feed; the work did not spread", polled)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writes: a command
-// given one writer for both its output and its log writes to it from
-// several goroutines (the summary and a log line may come at once).
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func freeAddr(t *testing.T) string {

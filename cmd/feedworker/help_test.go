@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/feedworker/feedworker/internal/syncbuf"
 )
 
 // TestHelpExitsZeroWithFlags: every command's --help shows its flags and
@@ -95,7 +97,7 @@ func TestSandboxLogsListeningOnce(t *testing.T) {
 	t.Parallel()
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(t.Context())
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	done := make(chan error, 1)
 	go func() { done <- cmdSandbox(ctx, []string{"--addr", addr}, &logs, &logs) }()
 	deadline := time.Now().Add(30 * time.Second)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/feedworker/feedworker/dedupe"
 	"github.com/feedworker/feedworker/internal/feedfarm"
+	"github.com/feedworker/feedworker/internal/syncbuf"
 	"github.com/feedworker/feedworker/sandbox"
 )
 
@@ -141,7 +142,7 @@ feeds:
 
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	go func() { done <- cmdRun(ctx, []string{"--config", cfg, "--log-level", "error"}, &logs, &logs) }()
 	stopped := false
 	stop := func() {
