@@ -220,7 +220,7 @@ func (b *Bolt) update(ctx context.Context, op string, fn func(tx *bolt.Tx) error
 }
 
 // updateLater is update for a write that may wait for company
-// (groupCommitter.writeLater).
+// (groupCommitter.writeCtx with later).
 func (b *Bolt) updateLater(ctx context.Context, op string, fn func(tx *bolt.Tx) error) error {
 	return b.groupWrite(ctx, op, fn, true)
 }

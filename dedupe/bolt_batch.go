@@ -118,7 +118,7 @@ func (b *Bolt) ClaimOps(ctx context.Context, ops []ClaimOp, now time.Time) []Cla
 }
 
 // ClaimOpsLater implements [LaterClaimBatcher]: ClaimOps, its transaction
-// held for a while (groupCommitter.writeLater) to be committed with the
+// held for a while (groupCommitter.writeCtx with later) to be committed with the
 // store's next write that does not wait, such as the next claim.
 func (b *Bolt) ClaimOpsLater(ctx context.Context, ops []ClaimOp, now time.Time) []ClaimResult {
 	return b.claimOps(ctx, ops, now, b.updateLater)

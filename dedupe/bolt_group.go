@@ -34,7 +34,7 @@ type groupWrite struct {
 	fn   func(tx *bolt.Tx) error
 	err  error
 	done chan struct{}
-	// later: the write may wait for company (see writeLater).
+	// later: the write may wait for company (see writeCtx).
 	later bool
 }
 
@@ -81,20 +81,17 @@ func (g *groupCommitter) write(fn func(tx *bolt.Tx) error) error {
 	return g.writeCtx(context.Background(), fn, false)
 }
 
-// writeLater is write for a write nobody waits on to go on (an outcome
-// whose sender has moved on): it is held up to laterLinger for the next
-// write that does not wait, and committed in that one's transaction,
-// rather than paying a commit and its fsyncs of its own. It still
-// returns only once durable.
-func (g *groupCommitter) writeLater(fn func(tx *bolt.Tx) error) error {
-	return g.writeCtx(context.Background(), fn, true)
-}
-
-// writeCtx is write (writeLater with later) for a caller that stops
-// waiting when ctx ends, with ctx's error: a write not yet taken is then
-// never run, and one taken runs on and may commit (a caller treats such
-// an error as "maybe applied"). The caller's goroutine waits itself, with
-// no goroutine started per write to wait in its place.
+// writeCtx is write for a caller that stops waiting when ctx ends, with
+// ctx's error: a write not yet taken is then never run, and one taken runs
+// on and may commit (a caller treats such an error as "maybe applied").
+// The caller's goroutine waits itself, with no goroutine started per
+// write to wait in its place.
+//
+// With later, the write is one nobody waits on to go on (an outcome whose
+// sender has moved on): it is held up to laterLinger for the next write
+// that does not wait, and committed in that one's transaction, rather
+// than paying a commit and its fsyncs of its own. It still returns only
+// once durable.
 func (g *groupCommitter) writeCtx(ctx context.Context, fn func(tx *bolt.Tx) error, later bool) error {
 	w := &groupWrite{fn: fn, done: make(chan struct{}), later: later}
 	select {
@@ -123,7 +120,7 @@ func (g *groupCommitter) close() {
 	<-g.stopped
 }
 
-// laterLinger bounds how long a write that may wait (writeLater) waits
+// laterLinger bounds how long a write that may wait (writeCtx, later) waits
 // for company: long enough for the publisher's next claim, a few
 // milliseconds away while it delivers, to take it along.
 const laterLinger = 20 * time.Millisecond

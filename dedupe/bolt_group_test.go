@@ -104,7 +104,7 @@ func TestWriteLater(t *testing.T) {
 	// Held, then taken along by a write that does not wait.
 	var laterTx, nowTx int
 	laterDone := make(chan error, 1)
-	go func() { laterDone <- g.writeLater(put("later", &laterTx)) }()
+	go func() { laterDone <- g.writeCtx(context.Background(), put("later", &laterTx), true) }()
 	<-held
 	if onDisk("later") {
 		t.Fatal("a held write is on disk before any commit")
@@ -123,7 +123,7 @@ func TestWriteLater(t *testing.T) {
 	// own whose wait is short; nothing here depends on how short).
 	aloneHeld := make(chan struct{}, 1)
 	ga := startGroupCommitter(db, time.Millisecond, func() { aloneHeld <- struct{}{} }, nil)
-	if err := ga.writeLater(put("alone", new(int))); err != nil {
+	if err := ga.writeCtx(context.Background(), put("alone", new(int)), true); err != nil {
 		t.Fatal(err)
 	}
 	ga.close()
@@ -135,7 +135,7 @@ func TestWriteLater(t *testing.T) {
 	// Held when the committer stops: committed before it stops.
 	var lastTx int
 	lastDone := make(chan error, 1)
-	go func() { lastDone <- g.writeLater(put("last", &lastTx)) }()
+	go func() { lastDone <- g.writeCtx(context.Background(), put("last", &lastTx), true) }()
 	<-held
 	g.close()
 	if err := <-lastDone; err != nil {
@@ -144,7 +144,7 @@ func TestWriteLater(t *testing.T) {
 	if !onDisk("last") {
 		t.Error("a write held at close is not on disk")
 	}
-	if err := g.writeLater(put("after", new(int))); !errors.Is(err, errClosed) {
+	if err := g.writeCtx(context.Background(), put("after", new(int)), true); !errors.Is(err, errClosed) {
 		t.Errorf("write after close: %v, want errClosed", err)
 	}
 }
