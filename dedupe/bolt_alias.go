@@ -529,31 +529,39 @@ func (w *aliasWriter) purge(nowMS int64) error {
 	limit := binary.BigEndian.AppendUint64(nil, uint64(nowMS))
 	n := 0
 	for k, v := c.First(); k != nil && n < aliasPurge && (len(k) < 8 || bytes.Compare(k[:8], limit) <= 0); k, v = c.First() {
-		switch {
-		case len(k) < 8:
-			// Not an entry either form writes: dropped.
-		case len(v) == 0:
-			// An entry of the form before batches: one key.
-			if err := w.purgeAlias(k[8:], nowMS); err != nil {
-				return err
-			}
-			n++
-		}
-		for rest := v; len(k) >= 8 && len(rest) > 0; n++ {
-			l, m := binary.Uvarint(rest)
-			if m <= 0 || uint64(len(rest)-m) < l {
-				break // malformed: the entry is dropped below
-			}
-			if err := w.purgeAlias(rest[m:m+int(l)], nowMS); err != nil {
-				return err
-			}
-			rest = rest[m+int(l):]
+		if err := w.purgeEntry(k, v, nowMS, &n); err != nil {
+			return err
 		}
 		if err := c.Delete(); err != nil {
 			return err
 		}
 	}
 	return w.flushExpiry()
+}
+
+// purgeEntry purges the aliases one entry of the index lists, counting
+// them in *n. A key too short for an hour, or a list that cannot be read,
+// is not an entry either form writes: what it lists is left alone.
+func (w *aliasWriter) purgeEntry(k, v []byte, nowMS int64, n *int) error {
+	if len(k) < 8 {
+		return nil
+	}
+	if len(v) == 0 {
+		*n++ // an entry of the form before batches: one key
+		return w.purgeAlias(k[8:], nowMS)
+	}
+	for len(v) > 0 {
+		l, m := binary.Uvarint(v)
+		if m <= 0 || uint64(len(v)-m) < l {
+			return nil
+		}
+		if err := w.purgeAlias(v[m:m+int(l)], nowMS); err != nil {
+			return err
+		}
+		*n++
+		v = v[m+int(l):]
+	}
+	return nil
 }
 
 // purgeAlias deletes the alias at key if it has expired (or cannot be
