@@ -15,6 +15,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/emersion/go-ical"
@@ -99,6 +100,8 @@ type Fetcher struct {
 	maxRedirects int
 	timeout      time.Duration
 	now          func() time.Time
+	// bodies holds memory for documents to be read into (*[]byte).
+	bodies sync.Pool
 }
 
 // defaultMaxBody caps documents parsed outside a Fetcher.
@@ -309,7 +312,7 @@ func (f *Fetcher) fetchHTTP(ctx context.Context, u *url.URL, v Validators) (*Res
 	if err != nil {
 		return res, err
 	}
-	feed, cal, info, err := parseStoppable(ctx, body, res.ContentType, f.maxBody)
+	feed, cal, info, err := parseStoppable(ctx, body, res.ContentType, f.maxBody, func() { f.putBody(body) })
 	if err != nil {
 		return res, err
 	}
@@ -386,7 +389,7 @@ func (f *Fetcher) readBody(resp *http.Response) (body []byte, wire int64, err er
 	if r == cr {
 		size = resp.ContentLength // -1 when unknown
 	}
-	body, err = readCapped(r, f.maxBody, size)
+	body, err = readCapped(f.bodyBuffer(), r, f.maxBody, size)
 	switch {
 	case cr.n > f.maxBody:
 		return nil, cr.n, fmt.Errorf("%w: more than %d bytes on the wire", ErrTooLarge, f.maxBody)
@@ -435,7 +438,7 @@ func (f *Fetcher) fetchFile(ctx context.Context, u *url.URL, v Validators) (*Res
 	if fi.Size() > f.maxBody {
 		return res, fmt.Errorf("%w: file has %d bytes, limit %d", ErrTooLarge, fi.Size(), f.maxBody)
 	}
-	body, err := readCapped(fh, f.maxBody, fi.Size())
+	body, err := readCapped(f.bodyBuffer(), fh, f.maxBody, fi.Size())
 	res.Bytes = int64(len(body))
 	if err != nil {
 		if errors.Is(err, ErrTooLarge) {
@@ -444,6 +447,7 @@ func (f *Fetcher) fetchFile(ctx context.Context, u *url.URL, v Validators) (*Res
 		return res, &FileError{Path: u.Path, Err: err}
 	}
 	feed, cal, info, err := parseAny(body, "", f.maxBody)
+	f.putBody(body)
 	if err != nil {
 		res.Validators = Validators{}
 		return res, err

@@ -52,8 +52,9 @@ func ParseCalendar(body []byte) (cal *ical.Calendar, err error) {
 // parseStoppable is parseAny, given up on when ctx ends first: parsing a
 // document of 100,000 items takes seconds gofeed cannot be interrupted
 // in, and a stop must not wait for it. Parsing has no side effect, so the
-// abandoned parse only costs CPU until it ends.
-func parseStoppable(ctx context.Context, body []byte, contentType string, maxSize int64) (*gofeed.Feed, *ical.Calendar, parseInfo, error) {
+// abandoned parse only costs CPU until it ends. parsedBody runs once the
+// parse is done with body, in either case.
+func parseStoppable(ctx context.Context, body []byte, contentType string, maxSize int64, parsedBody func()) (*gofeed.Feed, *ical.Calendar, parseInfo, error) {
 	type parsed struct {
 		feed *gofeed.Feed
 		cal  *ical.Calendar
@@ -63,6 +64,7 @@ func parseStoppable(ctx context.Context, body []byte, contentType string, maxSiz
 	done := make(chan parsed, 1)
 	go func() {
 		feed, cal, info, err := parseAny(body, contentType, maxSize)
+		parsedBody()
 		done <- parsed{feed, cal, info, err}
 	}()
 	select {

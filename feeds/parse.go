@@ -175,7 +175,7 @@ func normalize(body []byte, contentType string, maxSize int64) (doc []byte, isJS
 		if err != nil {
 			return nil, false, nil, &ParseError{Err: fmt.Errorf("gzip body: %w", err)}
 		}
-		body, err = readCapped(zr, maxSize, 0)
+		body, err = readCapped(nil, zr, maxSize, 0)
 		if err != nil {
 			if errors.Is(err, ErrTooLarge) {
 				return nil, false, nil, fmt.Errorf("decompressed gzip body: %w", err)
@@ -538,18 +538,22 @@ func xmlChar(r rune) bool {
 // bytes. It never reads more than max+1 bytes. size is the length r is
 // expected to hold (a Content-Length; 0 when unknown): the buffer starts
 // there, one byte over to see the end, instead of growing by doubling from
-// 512 bytes (the copies were 3% of a first pass's allocation).
-func readCapped(r io.Reader, max, size int64) ([]byte, error) {
+// 512 bytes (the copies were 3% of a first pass's allocation). buf is
+// memory to read into, used when it has room for size (its length is
+// ignored); nil for new memory.
+func readCapped(buf []byte, r io.Reader, max, size int64) ([]byte, error) {
 	r = io.LimitReader(r, max+1)
-	if size <= 0 || size > max {
-		b, err := io.ReadAll(r)
-		if int64(len(b)) > max {
-			return nil, ErrTooLarge
-		}
-		return b, err
+	b := buf[:0]
+	switch {
+	case size > 0 && size <= max && int64(cap(b)) <= size:
+		b = make([]byte, 0, size+1) // +1: the read that finds the end
+	case cap(b) == 0:
+		b = make([]byte, 0, 512) // as io.ReadAll starts
 	}
-	b := make([]byte, 0, size+1)
 	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // a body longer than announced
+		}
 		n, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
 		if err == io.EOF {
@@ -557,9 +561,6 @@ func readCapped(r io.Reader, max, size int64) ([]byte, error) {
 		}
 		if err != nil {
 			return b, err
-		}
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)] // a body longer than announced
 		}
 	}
 	if int64(len(b)) > max {
