@@ -654,7 +654,7 @@ func (b *Bolt) commitStep(ctx context.Context, tx *bolt.Tx, feedID string, chang
 			if c.Action == ActionSeeOnly {
 				r.State, out[i] = StateSeenOnly, OutcomeSeen
 			} else {
-				if err := o.enqueue(member, c.Hash, c.Data, nowMS); err != nil {
+				if err := o.enqueue(member, c.Hash, c.Data, c.Tail, nowMS); err != nil {
 					return err
 				}
 				out[i] = OutcomeNew
@@ -668,7 +668,7 @@ func (b *Bolt) commitStep(ctx context.Context, tx *bolt.Tx, feedID string, chang
 					if r.ContentID == 0 {
 						r.Type = c.Type
 					}
-					if err := o.enqueue(member, c.Hash, c.Data, nowMS); err != nil {
+					if err := o.enqueue(member, c.Hash, c.Data, c.Tail, nowMS); err != nil {
 						return err
 					}
 					out[i] = OutcomeUpdated
@@ -676,7 +676,7 @@ func (b *Bolt) commitStep(ctx context.Context, tx *bolt.Tx, feedID string, chang
 			}
 			if c.Action == ActionBackfill && r.State == StateSeenOnly {
 				r.State, r.Type = StateActive, c.Type
-				if err := o.enqueue(member, c.Hash, c.Data, nowMS); err != nil {
+				if err := o.enqueue(member, c.Hash, c.Data, c.Tail, nowMS); err != nil {
 					return err
 				}
 				out[i] = OutcomeBackfilled

@@ -91,8 +91,8 @@ func (o outbox) putMeta(member string, m meta) error {
 }
 
 // enqueue mirrors the commit script's enqueue.
-func (o outbox) enqueue(member, hash string, data []byte, now int64) error {
-	if err := o.data.put(member, data); err != nil {
+func (o outbox) enqueue(member, hash string, data []byte, tail string, now int64) error {
+	if err := o.data.put(member, data, tail); err != nil {
 		return err
 	}
 	m, ok, err := o.getMeta(member)

@@ -72,11 +72,14 @@ func decodePayload(v []byte) ([]byte, error) {
 // payloads is the data bucket of a transaction.
 type payloads struct {
 	b *keyed
-	// scratch is encodePayload's, shared by a transaction's puts.
-	scratch *[]byte
+	// scratch is encodePayload's, shared by a transaction's puts; joined
+	// holds a payload given in two parts (Change.Tail), joined.
+	scratch, joined *[]byte
 }
 
-func payloadsOf(tx *bolt.Tx) payloads { return payloads{newKeyed(tx.Bucket(bData)), new([]byte)} }
+func payloadsOf(tx *bolt.Tx) payloads {
+	return payloads{newKeyed(tx.Bucket(bData)), new([]byte), new([]byte)}
+}
 
 // has reports whether member has a payload.
 func (p payloads) has(member string) bool { return p.b.Get([]byte(member)) != nil }
@@ -94,7 +97,12 @@ func (p payloads) get(member string) ([]byte, error) {
 	return data, nil
 }
 
-func (p payloads) put(member string, data []byte) error {
+// put stores data followed by tail as member's payload.
+func (p payloads) put(member string, data []byte, tail string) error {
+	if tail != "" {
+		*p.joined = append(append((*p.joined)[:0], data...), tail...)
+		data = *p.joined
+	}
 	return p.b.Put([]byte(member), encodePayload(p.scratch, data))
 }
 

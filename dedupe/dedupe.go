@@ -400,6 +400,12 @@ type Change struct {
 	Action     Action
 	// Data is what the outbox keeps for delivery; opaque to the store.
 	Data []byte
+	// Tail, when set, is the rest of the entry: the outbox keeps Data
+	// followed by Tail, and a claim gives them back as one. A large part
+	// the caller holds as a string (an item's body) goes here, so that
+	// nobody copies it next to Data first: Redis is sent both, and bbolt
+	// joins them in memory it reuses before it compresses them.
+	Tail string
 }
 
 // Outcome is what Commit did with one change.

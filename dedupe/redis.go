@@ -202,10 +202,10 @@ func (r *Redis) commit(ctx context.Context, feedID string, changes []Change, v *
 			store, etag, lm = "1", v.ETag, v.LastModified
 		}
 		part := changes[sp.lo:sp.hi]
-		args := make([]any, 0, 8+5*len(part))
+		args := make([]any, 0, 8+6*len(part))
 		args = append(args, ms(now), feedID, store, etag, lm, len(part))
 		for _, c := range part {
-			args = append(args, c.ExternalID, c.Hash, c.Type, string(c.Action), c.Data)
+			args = append(args, c.ExternalID, c.Hash, c.Type, string(c.Action), c.Data, c.Tail)
 		}
 		args = append(args, fenceArg(v), boolArg(last))
 		if last && nOwn > 0 {

@@ -112,7 +112,8 @@ return {table.concat(codes), known and 1 or 0, stored, expired}
 
 // commitSrc: KEYS seen, rec, val, q:due, q:dead, q:data, q:meta, q:run.
 // ARGV now, feed, store validators ("1"), etag, lm, n, then n tuples
-// (external id, hash, type, action, data), then the fencing token ("0":
+// (external id, hash, type, action, data, tail: the entry is data followed
+// by tail), then the fencing token ("0":
 // none), then "1" when this is the Commit's last step (steps.go), then
 // optionally m, the feed's alias key name without a fingerprint, and m
 // aliases of the feed (fingerprint, value, ttl ms),
@@ -120,16 +121,17 @@ return {table.concat(codes), known and 1 or 0, stored, expired}
 // FENCED.
 const commitSrc = luaLib + `
 local now, feed, n = ARGV[1], ARGV[2], tonumber(ARGV[6])
-local why = fenced(KEYS[3], ARGV[7 + 5*n])
+local why = fenced(KEYS[3], ARGV[7 + 6*n])
 if why then return redis.error_reply(why) end
-local last = ARGV[8 + 5*n]
+local last = ARGV[8 + 6*n]
 -- A step before the last on a feed never seen: mark the first sight as
 -- under way before recording anything, so that Diff keeps reporting the
 -- feed unknown until the last step clears the mark.
 if last ~= "1" and redis.call("HEXISTS", KEYS[3], "at") == 0 and redis.call("ZCARD", KEYS[1]) == 0 then
   redis.call("HSET", KEYS[3], "fs", "1")
 end
-local function enqueue(member, hash, data)
+local function enqueue(member, hash, data, tail)
+  if tail ~= "" then data = data .. tail end
   redis.call("HSET", KEYS[6], member, data)
   local due = redis.call("ZSCORE", KEYS[4], member)
   local ms = redis.call("HGET", KEYS[7], member)
@@ -148,8 +150,8 @@ local function enqueue(member, hash, data)
 end
 local out = {}
 for i = 0, n - 1 do
-  local b = 7 + 5*i
-  local ext, hash, ty, act, data = ARGV[b], ARGV[b+1], ARGV[b+2], ARGV[b+3], ARGV[b+4]
+  local b = 7 + 6*i
+  local ext, hash, ty, act, data, tail = ARGV[b], ARGV[b+1], ARGV[b+2], ARGV[b+3], ARGV[b+4], ARGV[b+5]
   local member = feed .. "/" .. ext
   local s = redis.call("HGET", KEYS[2], ext)
   local o
@@ -159,7 +161,7 @@ for i = 0, n - 1 do
     if act == "s" then
       r.st = "s"; o = "s"
     else
-      enqueue(member, hash, data); o = "n"
+      enqueue(member, hash, data, tail); o = "n"
     end
   else
     r = dec(s); o = "u"
@@ -168,12 +170,12 @@ for i = 0, n - 1 do
       if r.st == "" or r.st == "d" then
         r.st = ""
         if r.c == "" then r.ty = ty end
-        enqueue(member, hash, data); o = "c"
+        enqueue(member, hash, data, tail); o = "c"
       end
     end
     if act == "b" and r.st == "s" then
       r.st = ""; r.ty = ty
-      enqueue(member, hash, data); o = "b"
+      enqueue(member, hash, data, tail); o = "b"
     end
   end
   redis.call("HSET", KEYS[2], ext, enc(r))
@@ -186,11 +188,11 @@ end
 if last == "1" then redis.call("HDEL", KEYS[3], "fs") end
 -- The feed's aliases: their keys, in its slot, are the key name the
 -- caller gives (Redis.aliasKey's) and the fingerprint.
-local na = tonumber(ARGV[9 + 5*n] or "0")
+local na = tonumber(ARGV[9 + 6*n] or "0")
 if na > 0 then
-  local base = ARGV[10 + 5*n]
+  local base = ARGV[10 + 6*n]
   for i = 0, na - 1 do
-    local b = 11 + 5*n + 3*i
+    local b = 11 + 6*n + 3*i
     redis.call("SET", base .. ARGV[b], ARGV[b+1], "PX", ARGV[b+2])
   end
 end

@@ -77,4 +77,6 @@ func beforeStep(ctx context.Context, op string, i, n int) error {
 }
 
 // size is about what a change weighs in a step.
-func (c Change) size() int { return len(c.ExternalID) + len(c.Hash) + len(c.Type) + len(c.Data) + 16 }
+func (c Change) size() int {
+	return len(c.ExternalID) + len(c.Hash) + len(c.Type) + len(c.Data) + len(c.Tail) + 16
+}

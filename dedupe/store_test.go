@@ -83,6 +83,7 @@ func testContract(t *testing.T, open opener) {
 		{"Aliased", testAliased},
 		{"CutFirstSight", testCutFirstSight},
 		{"CutDiff", testCutDiff},
+		{"CommitTail", testCommitTail},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

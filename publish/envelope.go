@@ -41,31 +41,40 @@ var errEnvelopeVersion = errors.New("unknown envelope version")
 // encodeEnvelope returns env as a version 2 outbox entry. env.Payload.Body
 // goes after the JSON line; env.V is set here.
 func encodeEnvelope(env envelope) ([]byte, error) {
-	body := env.Payload.Body
-	env.V, env.Payload.Body = envelopeV2, ""
 	// One allocation of about the entry's size in the common case (a
 	// string to escape can outgrow it, at the cost of a copy): a fixed
 	// kilobyte of room was a sixth of what encoding an entry allocated.
-	b := make([]byte, 0, len(body)+headSize(&env))
-	b, ok := appendHead(b, &env)
-	if !ok {
-		buf := bytes.NewBuffer(b[:0])
-		enc := json.NewEncoder(buf)
-		// The HTML escapes would only lengthen the entry: it is never
-		// embedded in HTML.
-		enc.SetEscapeHTML(false)
-		// A copy for encoding/json, which keeps env itself off the heap
-		// in the common case (the payload is about 500 bytes).
-		slow := env
-		if err := enc.Encode(&slow); err != nil {
-			return nil, err
-		}
-		b = buf.Bytes()
+	b, err := appendEntryHead(make([]byte, 0, len(env.Payload.Body)+headSize(&env)), env)
+	if err != nil {
+		return nil, err
 	}
-	// The head ends with the newline that separates the body; the JSON
-	// before it holds none (encoding/json escapes newlines in strings and
-	// indents nothing).
-	return append(b, body...), nil
+	return append(b, env.Payload.Body...), nil
+}
+
+// appendEntryHead appends the head of env's version 2 outbox entry to dst:
+// the entry without the body that follows it (env.Payload.Body). The head
+// ends with the newline that separates the body; the JSON before it holds
+// none (encoding/json escapes newlines in strings and indents nothing).
+func appendEntryHead(dst []byte, env envelope) ([]byte, error) {
+	env.V, env.Payload.Body = envelopeV2, ""
+	start := len(dst)
+	b, ok := appendHead(dst, &env)
+	if ok {
+		return b, nil
+	}
+	// Over what appendHead may have written.
+	buf := bytes.NewBuffer(b[start:start])
+	enc := json.NewEncoder(buf)
+	// The HTML escapes would only lengthen the entry: it is never
+	// embedded in HTML.
+	enc.SetEscapeHTML(false)
+	// A copy for encoding/json, which keeps env itself off the heap in the
+	// common case (the payload is about 500 bytes).
+	slow := env
+	if err := enc.Encode(&slow); err != nil {
+		return dst, err
+	}
+	return append(b[:start], buf.Bytes()...), nil
 }
 
 // headRoom is a head's bytes beyond its strings' and numbers' in the

@@ -123,3 +123,37 @@ func BenchmarkEnvelope(b *testing.B) {
 		}
 	})
 }
+
+// TestEntryHeadAppended: an entry's head appended after other heads (one
+// buffer for a poll's entries, Accept) is the entry encodeEnvelope writes
+// without its body, for an envelope appendHead writes and for one left to
+// encoding/json (an event's), and the bytes before it stay as they were.
+func TestEntryHeadAppended(t *testing.T) {
+	yes := true
+	story := envelope{Payload: transform.Payload{Type: transform.TypeStory, FeedID: "f", ExternalID: "e1", Title: "a\nb <c>",
+		Body: "<p>one</p>\n<p>two</p>\n", PublishDate: time.Date(2026, 2, 1, 8, 0, 0, 0, time.UTC), Private: &yes, Hash: "h"},
+		MergeInto: &mergeInto{Target: "f\x00e0"}}
+	event := story
+	event.Payload.Type = transform.TypeEvent
+	event.Payload.Event = &transform.Event{Start: time.Date(2026, 3, 1, 18, 0, 0, 0, time.UTC), City: "Ghent"}
+	for _, env := range []envelope{story, event} {
+		whole, err := encodeEnvelope(env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, prefix := range []string{"", "{\"v\":2}\nother head\n"} {
+			// Room to spare, and none: the head is written in place or
+			// after a copy.
+			for _, room := range []int{0, 4096} {
+				dst := append(make([]byte, 0, len(prefix)+room), prefix...)
+				got, err := appendEntryHead(dst, env)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := prefix + strings.TrimSuffix(string(whole), env.Payload.Body); string(got) != want {
+					t.Errorf("%s after %q (room %d):\n got %q\nwant %q", env.Payload.Type, prefix, room, got, want)
+				}
+			}
+		}
+	}
+}

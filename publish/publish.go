@@ -425,16 +425,30 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 	if err != nil {
 		return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
 	}
+	// Each entry's head goes into one buffer for all of them, and its
+	// body (most of its bytes) to the store as it is (dedupe.Change.Tail):
+	// joining the two here was 6% of what a first pass allocated.
+	var heads []byte
 	var changes []dedupe.Change
+	var ends []int
 	for i, a := range act {
 		if a == 0 {
 			continue
 		}
-		data, err := p.encodeMerge(kept[i], o, plan.mergeOf(i))
-		if err != nil {
+		if heads == nil {
+			heads = make([]byte, 0, entryHeadsSize(kept, act, plan, o))
+		}
+		var err error
+		if heads, err = p.appendEntryHead(heads, kept[i], o, plan.mergeOf(i)); err != nil {
 			return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
 		}
-		changes = append(changes, dedupe.Change{ExternalID: kept[i].ExternalID, Hash: kept[i].Hash, Type: kept[i].Type, Action: a, Data: data})
+		ends = append(ends, len(heads))
+		changes = append(changes, dedupe.Change{ExternalID: kept[i].ExternalID, Hash: kept[i].Hash, Type: kept[i].Type, Action: a, Tail: kept[i].Body})
+	}
+	start := 0
+	for i, end := range ends {
+		changes[i].Data = heads[start:end:end]
+		start = end
 	}
 	changes = append(changes, repostChanges...)
 	// A store that can records the aliases and the notes with the commit:
@@ -553,11 +567,39 @@ func (p *Publisher) encode(pl *transform.Payload, o FeedOptions) ([]byte, error)
 
 // encodeMerge is encode for an item that may be a merge job (merge.go).
 func (p *Publisher) encodeMerge(pl *transform.Payload, o FeedOptions, m *mergeInto) ([]byte, error) {
-	data, err := encodeEnvelope(envelope{Payload: *pl, RecreateDeleted: o.RecreateDeleted, CreateCategories: o.CreateCategories, Dates: o.Dates, MergeInto: m})
+	data, err := encodeEnvelope(entryEnvelope(pl, o, m))
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", pl.ExternalID, err)
 	}
 	return data, nil
+}
+
+// appendEntryHead appends the head of encodeMerge's entry to dst: the
+// entry without pl.Body, which follows the head.
+func (p *Publisher) appendEntryHead(dst []byte, pl *transform.Payload, o FeedOptions, m *mergeInto) ([]byte, error) {
+	b, err := appendEntryHead(dst, entryEnvelope(pl, o, m))
+	if err != nil {
+		return dst, fmt.Errorf("encode %s: %w", pl.ExternalID, err)
+	}
+	return b, nil
+}
+
+// entryEnvelope is what the outbox keeps for pl.
+func entryEnvelope(pl *transform.Payload, o FeedOptions, m *mergeInto) envelope {
+	return envelope{Payload: *pl, RecreateDeleted: o.RecreateDeleted, CreateCategories: o.CreateCategories, Dates: o.Dates, MergeInto: m}
+}
+
+// entryHeadsSize estimates the bytes of the heads of the entries act
+// queues (see headSize), for one buffer of them all.
+func entryHeadsSize(kept []*transform.Payload, act []dedupe.Action, plan *repostPlan, o FeedOptions) int {
+	n := 0
+	for i, a := range act {
+		if a != 0 {
+			env := entryEnvelope(kept[i], o, plan.mergeOf(i))
+			n += headSize(&env)
+		}
+	}
+	return n
 }
 
 // newestFirst returns the indexes of payloads, newest publish date first.
