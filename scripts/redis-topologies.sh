@@ -53,7 +53,11 @@ topo_sentinel_ready() {
   # Every sentinel must know the other two and the replica before a
   # failover test can rely on them.
   redis-cli -p "${TOPO_SENTINEL_PORTS[0]}" sentinel master "$TOPO_MASTER_NAME" 2>/dev/null |
-    awk 'p=="num-other-sentinels"{s=$1} p=="num-slaves"{r=$1} {p=$1} END{exit !(s>=2 && r>=1)}'
+    awk 'p=="num-other-sentinels"{s=$1} p=="num-slaves"{r=$1} {p=$1} END{exit !(s>=2 && r>=1)}' || return 1
+  # And the master must count its replica as online: with
+  # min-replicas-to-write it refuses writes (NOREPLICAS) until the replica
+  # has synced, which a sentinel knowing of it does not mean.
+  redis-cli -p "${TOPO_SENTINEL_DATA_PORTS[0]}" info replication 2>/dev/null | grep -q '^slave0:.*state=online'
 }
 
 topologies_start() {
