@@ -552,7 +552,7 @@ func readCapped(buf []byte, r io.Reader, max, size int64) ([]byte, error) {
 	}
 	for {
 		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)] // a body longer than announced
+			b = append(b, 0)[:len(b)] // full: a body longer than announced, or of no announced size
 		}
 		n, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]

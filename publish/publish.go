@@ -428,19 +428,16 @@ func (p *Publisher) Accept(ctx context.Context, feedID string, payloads []transf
 	// Each entry's head goes into one buffer for all of them, and its
 	// body (most of its bytes) to the store as it is (dedupe.Change.Tail):
 	// joining the two here was 6% of what a first pass allocated.
-	var heads []byte
+	heads := make([]byte, 0, entryHeadsSize(kept, act, plan, o))
 	var changes []dedupe.Change
 	var ends []int
 	for i, a := range act {
 		if a == 0 {
 			continue
 		}
-		if heads == nil {
-			heads = make([]byte, 0, entryHeadsSize(kept, act, plan, o))
-		}
 		var err error
-		if heads, err = p.appendEntryHead(heads, kept[i], o, plan.mergeOf(i)); err != nil {
-			return Counts{}, fmt.Errorf("accept feed %s: %w", feedID, err)
+		if heads, err = appendEntryHead(heads, entryEnvelope(kept[i], o, plan.mergeOf(i))); err != nil {
+			return Counts{}, fmt.Errorf("accept feed %s: encode %s: %w", feedID, kept[i].ExternalID, err)
 		}
 		ends = append(ends, len(heads))
 		changes = append(changes, dedupe.Change{ExternalID: kept[i].ExternalID, Hash: kept[i].Hash, Type: kept[i].Type, Action: a, Tail: kept[i].Body})
@@ -572,16 +569,6 @@ func (p *Publisher) encodeMerge(pl *transform.Payload, o FeedOptions, m *mergeIn
 		return nil, fmt.Errorf("encode %s: %w", pl.ExternalID, err)
 	}
 	return data, nil
-}
-
-// appendEntryHead appends the head of encodeMerge's entry to dst: the
-// entry without pl.Body, which follows the head.
-func (p *Publisher) appendEntryHead(dst []byte, pl *transform.Payload, o FeedOptions, m *mergeInto) ([]byte, error) {
-	b, err := appendEntryHead(dst, entryEnvelope(pl, o, m))
-	if err != nil {
-		return dst, fmt.Errorf("encode %s: %w", pl.ExternalID, err)
-	}
-	return b, nil
 }
 
 // entryEnvelope is what the outbox keeps for pl.
